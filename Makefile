@@ -1,0 +1,33 @@
+# `make run` serves on the embedded defaults (data under ./data, port 3100);
+# `make test` runs ruff, mypy --strict and the test suite. Both create .venv first.
+VENV := .venv
+BIN := $(VENV)/bin
+PYTHON ?= python3
+
+.PHONY: run test lint typecheck unit bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+run: $(BIN)/.installed
+	$(BIN)/svc
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check svc logql_to_sql schemas tests benchmarks examples
+
+typecheck: $(BIN)/.installed
+	$(BIN)/mypy --strict svc logql_to_sql
+
+unit: $(BIN)/.installed
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+bench: $(BIN)/.installed
+	$(BIN)/python -m benchmarks.ingest
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,109 @@
+"""The ``svc`` command: Go-style flags, config loading and validation, then serve."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from svc.config import Config, ConfigError, config_from_yaml, validate_config
+from svc.logging_setup import configure_logging
+
+__all__ = ["main", "parse_flags"]
+
+USAGE = """usage: svc [flags]
+  -config.file=PATH                   YAML configuration file (default: built-in defaults)
+  -verify-config                      validate the configuration, print every error, exit
+  -target=all                         components to run (all, read, write, backend, ...)
+  -server.http-listen-address=ADDR    HTTP listen address (default 0.0.0.0)
+  -server.http-listen-port=PORT       HTTP listen port (default 3100)
+  -log.level=LEVEL                    debug, info, warn or error (default info)
+"""
+
+_VALUE_FLAGS = (
+    "config.file",
+    "target",
+    "server.http-listen-address",
+    "server.http-listen-port",
+    "log.level",
+    "common.path-prefix",
+)
+
+
+def parse_flags(argv: Sequence[str]) -> dict[str, str]:
+    """Flags as ``name -> value`` (``-name=value``, ``--name value``; booleans map to "true")."""
+    flags: dict[str, str] = {}
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if not arg.startswith("-"):
+            raise SystemExit(f"unexpected argument: {arg}\n{USAGE}")
+        name, _, value = arg.lstrip("-").partition("=")
+        if name in ("h", "help"):
+            print(USAGE)
+            raise SystemExit(0)
+        if name in _VALUE_FLAGS and not _:
+            if not args:
+                raise SystemExit(f"flag needs an argument: -{name}\n{USAGE}")
+            value = args.pop(0)
+        elif name not in _VALUE_FLAGS and name != "verify-config":
+            raise SystemExit(f"flag provided but not defined: -{name}\n{USAGE}")
+        flags[name] = value or "true"
+    return flags
+
+
+def load_config(flags: dict[str, str]) -> Config:
+    """The config file (if any) with the flags applied over it; raises ConfigError."""
+    path = flags.get("config.file")
+    text = Path(path).read_text() if path else None
+    config = config_from_yaml(text)
+    errors: list[str] = []
+    if "target" in flags:
+        config.target = flags["target"]
+    if "server.http-listen-address" in flags:
+        config.server.http_listen_address = flags["server.http-listen-address"]
+    if "server.http-listen-port" in flags:
+        port = flags["server.http-listen-port"]
+        if port.isdigit():
+            config.server.http_listen_port = int(port)
+        else:
+            errors.append(f"invalid value {port!r} for flag -server.http-listen-port")
+    if "log.level" in flags:
+        config.server.log_level = flags["log.level"]
+    if "common.path-prefix" in flags:
+        config.common.path_prefix = flags["common.path-prefix"]
+    errors += validate_config(config)
+    if errors:
+        raise ConfigError(errors)
+    return config
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the service (or only check its config with ``-verify-config``)."""
+    flags = parse_flags(sys.argv[1:] if argv is None else argv)
+    try:
+        config = load_config(flags)
+    except (ConfigError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if "verify-config" in flags:
+        print("config is valid", file=sys.stderr)
+        return 0
+    configure_logging(config.server.log_level)
+    import uvicorn
+
+    from svc.app import create_app
+
+    uvicorn.run(
+        create_app(config),
+        host=config.server.http_listen_address,
+        port=config.server.http_listen_port,
+        log_config=None,
+        timeout_graceful_shutdown=30,
+        ws="websockets-sansio",
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""``labels``, ``label/<name>/values`` and ``series``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from litestar import Request, Response, get, post
+
+import logql_to_sql
+from logql_to_sql import ast
+from svc.api.common import api_paths, org_header, request_params, runtime
+from svc.api.params import Params, TimeRange, range_params
+from svc.api.responses import json_response
+from svc.errors import BadRequestError
+from svc.query.series import label_names, label_values, matching_streams
+from svc.runtime import Runtime
+
+__all__ = ["label_values_handler", "labels", "series", "series_post"]
+
+LABELS_DEFAULT_SINCE_NS = 6 * 3_600 * 1_000_000_000
+
+
+def _selector(text: str) -> tuple[ast.Matcher, ...]:
+    return logql_to_sql.parse_selector(text).matchers
+
+
+async def _streams(
+    request: Request[Any, Any, Any], selectors: list[str] | None = None
+) -> tuple[Runtime, Params, list[Any]]:
+    rt = runtime(request)
+    tenants = rt.resolver.for_query(org_header(request))
+    params = await request_params(request)
+    window: TimeRange = range_params(params, default_since_ns=LABELS_DEFAULT_SINCE_NS)
+    if selectors is None:
+        query = params.get("query")
+        selectors = [query] if query else []
+    parsed = [_selector(text) for text in dict.fromkeys(selectors)]
+    rt.require_ready()
+    streams = []
+    for tenant in tenants:
+        streams += await asyncio.to_thread(
+            matching_streams, rt.engine, tenant, parsed, window.start_ns, window.end_ns
+        )
+    return rt, params, streams
+
+
+def _list_response(values: list[str]) -> Response[bytes]:
+    if not values:
+        return json_response({"status": "success"})
+    return json_response({"status": "success", "data": values})
+
+
+@get(api_paths("/labels", "/api/prom/label"))
+async def labels(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Label names of the streams with data in the window."""
+    _, _, streams = await _streams(request)
+    return _list_response(label_names(streams))
+
+
+@get(api_paths("/label/{name:str}/values", "/api/prom/label/{name:str}/values"))
+async def label_values_handler(request: Request[Any, Any, Any], name: str) -> Response[bytes]:
+    """Values of one label over the streams with data in the window."""
+    _, _, streams = await _streams(request)
+    return _list_response(label_values(streams, name))
+
+
+async def _series(request: Request[Any, Any, Any]) -> Response[bytes]:
+    params = await request_params(request)
+    matches = params.getall("match[]") + params.getall("match")
+    if not matches:
+        raise BadRequestError("at least one match[] argument must be provided")
+    _, _, streams = await _streams(request, matches)
+    ordered = sorted(streams, key=lambda info: info.key.encode())
+    return json_response({"status": "success", "data": [dict(s.labels) for s in ordered]})
+
+
+@get(api_paths("/series", "/api/prom/series"))
+async def series(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Label sets of the streams matching ``match[]`` selectors."""
+    return await _series(request)
+
+
+@post(api_paths("/series"), status_code=200)
+async def series_post(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Series with selectors in a urlencoded form body."""
+    return await _series(request)

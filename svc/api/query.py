@@ -1,0 +1,118 @@
+"""``query_range`` and ``query``: parse, validate parameters, run, encode the envelope."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from litestar import Request, Response, get, post
+
+import logql_to_sql
+from logql_to_sql import ast
+from svc.api.common import api_paths, org_header, request_params, runtime
+from svc.api.params import (
+    Params,
+    direction_param,
+    interval_param,
+    limit_param,
+    range_params,
+    step_param,
+    timestamp_param,
+)
+from svc.api.responses import json_response, stats_object
+from svc.errors import BadRequestError
+from svc.query.log_queries import LogQueryRequest, run_log_query
+from svc.query.streams import ResultStream
+from svc.runtime import Runtime
+
+__all__ = ["query", "query_range"]
+
+_LOG_INSTANT_MESSAGE = (
+    "log queries are not supported as an instant query type, please change your query to a "
+    "range query type"
+)
+
+
+def parse_query(params: Params) -> ast.Expr:
+    """The ``query`` parameter, parsed and validated (400 with the parse error)."""
+    return logql_to_sql.parse(params.get("query") or "")
+
+
+def streams_payload(streams: list[ResultStream]) -> list[dict[str, Any]]:
+    """``result`` of a ``streams`` response."""
+    return [
+        {
+            "stream": dict(stream.labels),
+            "values": [[str(ts), line] for ts, line in stream.values],
+        }
+        for stream in streams
+    ]
+
+
+async def _log_query(rt: Runtime, tenant: str, request: LogQueryRequest) -> Response[bytes]:
+    streams, stats = await asyncio.to_thread(run_log_query, rt.engine, tenant, request)
+    return json_response(
+        {
+            "status": "success",
+            "data": {
+                "resultType": "streams",
+                "result": streams_payload(streams),
+                "stats": stats_object(stats),
+            },
+        }
+    )
+
+
+def _tenant(rt: Runtime, request: Request[Any, Any, Any]) -> str:
+    tenants = rt.resolver.for_query(org_header(request))
+    if len(tenants) > 1:
+        raise BadRequestError("multi-tenant queries are not supported by this endpoint yet")
+    return tenants[0]
+
+
+@get(api_paths("/query_range"))
+async def query_range(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Range query: ``streams`` for log queries, ``matrix`` for metric queries."""
+    return await _query_range(request)
+
+
+@post(api_paths("/query_range"), status_code=200)
+async def query_range_post(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Range query with parameters in a urlencoded form body."""
+    return await _query_range(request)
+
+
+async def _query_range(request: Request[Any, Any, Any]) -> Response[bytes]:
+    rt = runtime(request)
+    tenant = _tenant(rt, request)
+    params = await request_params(request)
+    expr = parse_query(params)
+    limits = rt.config.limits_config
+    window = range_params(params, max_length_ns=int(limits.max_query_length * 1e9))
+    limit = limit_param(params, maximum=limits.max_entries_limit_per_query)
+    direction = direction_param(params)
+    step_param(params, window)
+    interval = interval_param(params)
+    rt.require_ready()
+    if not isinstance(expr, ast.LogQuery):
+        raise BadRequestError("metric queries are not supported yet")
+    return await _log_query(
+        rt,
+        tenant,
+        LogQueryRequest(expr, window.start_ns, window.end_ns, limit, direction, interval),
+    )
+
+
+@get(api_paths("/query"))
+async def query(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Instant query: metric queries only."""
+    rt = runtime(request)
+    _tenant(rt, request)
+    params = await request_params(request)
+    expr = parse_query(params)
+    limit_param(params, maximum=rt.config.limits_config.max_entries_limit_per_query)
+    direction_param(params)
+    timestamp_param(params, "time", 0)
+    if isinstance(expr, ast.LogQuery):
+        raise BadRequestError(_LOG_INSTANT_MESSAGE)
+    raise BadRequestError("metric queries are not supported yet")

@@ -1,0 +1,85 @@
+"""``/ready``, build info and ``format_query``."""
+
+from __future__ import annotations
+
+import getpass
+import platform
+import subprocess
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from litestar import Request, Response, get, post
+
+import logql_to_sql
+from logql_to_sql import LogQLError
+from svc.api.common import api_paths, request_params, runtime
+from svc.api.responses import json_response, text_response
+
+__all__ = ["buildinfo", "format_query_get", "format_query_post", "ready"]
+
+VERSION = "0.1.0"
+
+
+@get("/ready")
+async def ready(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """200 ``ready`` once the WAL is replayed; 503 with the reason otherwise."""
+    rt = runtime(request)
+    if rt.stopping.is_set():
+        return text_response("Application is stopping", 503)
+    if rt.startup_error is not None:
+        return text_response("Some services are not Running:\nFailed: 1", 503)
+    if not rt.ready.is_set():
+        return text_response("Ingester not ready: ingester not ready: Starting", 503)
+    return text_response("ready", 200)
+
+
+@cache
+def _build_info() -> dict[str, str]:
+    root = Path(__file__).resolve().parents[2]
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5
+            )
+        except (OSError, subprocess.SubprocessError):
+            return ""
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    return {
+        "version": VERSION,
+        "revision": git("rev-parse", "--short=10", "HEAD"),
+        "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
+        "buildDate": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "buildUser": getpass.getuser(),
+        "goVersion": f"{platform.python_implementation()} {platform.python_version()}",
+    }
+
+
+@get(api_paths("/status/buildinfo"))
+async def buildinfo() -> Response[bytes]:
+    """Version, revision, branch, build date and user, and the runtime's version."""
+    return json_response(_build_info())
+
+
+async def _format_query(request: Request[Any, Any, Any]) -> Response[bytes]:
+    params = await request_params(request)
+    try:
+        formatted = logql_to_sql.format_query(params.get("query") or "")
+    except LogQLError as exc:
+        return json_response({"status": "invalid-query", "error": str(exc)}, status=400)
+    return json_response({"status": "success", "data": formatted})
+
+
+@get(api_paths("/format_query"))
+async def format_query_get(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """The query pretty-printed, or its parse error."""
+    return await _format_query(request)
+
+
+@post(api_paths("/format_query"), status_code=200)
+async def format_query_post(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """format_query with the query as a form value."""
+    return await _format_query(request)

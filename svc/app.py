@@ -1,0 +1,85 @@
+"""The litestar application: routes, error mapping, start-up and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from litestar import Litestar, Request, Response
+from litestar.exceptions import HTTPException
+
+from logql_to_sql import LogQLError
+from svc.api.labels import label_values_handler, labels, series, series_post
+from svc.api.push import push
+from svc.api.query import query, query_range, query_range_post
+from svc.api.responses import text_response
+from svc.api.status import buildinfo, format_query_get, format_query_post, ready
+from svc.config import Config
+from svc.errors import ServiceError
+from svc.runtime import Runtime
+
+__all__ = ["create_app"]
+
+log = logging.getLogger(__name__)
+
+ROUTES = [
+    push,
+    query_range,
+    query_range_post,
+    query,
+    labels,
+    label_values_handler,
+    series,
+    series_post,
+    ready,
+    buildinfo,
+    format_query_get,
+    format_query_post,
+]
+
+
+def _service_error(_: Request[Any, Any, Any], exc: ServiceError) -> Response[bytes]:
+    return text_response(exc.message, exc.status)
+
+
+def _logql_error(_: Request[Any, Any, Any], exc: LogQLError) -> Response[bytes]:
+    return text_response(str(exc), 400)
+
+
+def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes]:
+    if exc.status_code == 404:
+        return text_response("404 page not found\n", 404)
+    return text_response(str(exc.detail), exc.status_code)
+
+
+def _unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return text_response("internal server error", 500)
+
+
+def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
+    """The HTTP application of one service instance (started and stopped with the app)."""
+    rt = runtime or Runtime.from_config(config)
+
+    def start() -> None:
+        rt.start_in_background()
+
+    async def stop() -> None:
+        await asyncio.to_thread(rt.stop)
+
+    app = Litestar(
+        route_handlers=ROUTES,
+        exception_handlers={
+            ServiceError: _service_error,
+            LogQLError: _logql_error,
+            HTTPException: _http_error,
+            Exception: _unexpected_error,
+        },
+        on_startup=[start],
+        on_shutdown=[stop],
+        request_max_body_size=None,
+        openapi_config=None,
+    )
+    app.state.runtime = rt
+    return app

@@ -1,0 +1,86 @@
+"""Label names and values: validity, sanitising, and the canonical label string."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "go_quote",
+    "is_valid_label_name",
+    "label_key",
+    "sanitize_label_name",
+    "utf8_len_exceeds",
+]
+
+_VALID_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+_INVALID_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_]")
+_SHORT_ESCAPES = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def is_valid_label_name(name: str) -> bool:
+    """Whether ``name`` matches ``[a-zA-Z_][a-zA-Z0-9_]*``."""
+    return _VALID_NAME.fullmatch(name) is not None
+
+
+def sanitize_label_name(name: str) -> str:
+    """Turn an attribute or metadata name into a valid label name.
+
+    Every character outside ``[a-zA-Z0-9_]`` becomes ``_`` and a leading digit gets a
+    ``key_`` prefix, as the OTLP-to-Prometheus label normalisation does
+    (``service.name`` -> ``service_name``, ``1x`` -> ``key_1x``).
+    """
+    if _VALID_NAME.fullmatch(name):
+        return name
+    name = _INVALID_NAME_CHARS.sub("_", name)
+    if name[:1].isdigit():
+        name = "key_" + name
+    return name
+
+
+def _escape_char(char: str) -> str:
+    short = _SHORT_ESCAPES.get(char)
+    if short is not None:
+        return short
+    if char.isprintable():
+        return char
+    code = ord(char)
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def go_quote(value: str) -> str:
+    """Quote ``value`` as Go's ``strconv.Quote`` (``%q``) does.
+
+    Printable characters (Python's ``str.isprintable`` matches Go's ``unicode.IsPrint``)
+    stay as they are; quotes, backslashes and control characters are escaped.
+    """
+    if value.isprintable() and '"' not in value and "\\" not in value:
+        return f'"{value}"'
+    return '"' + "".join(map(_escape_char, value)) + '"'
+
+
+def label_key(labels: tuple[tuple[str, str], ...]) -> str:
+    """The canonical label string of sorted ``labels``: ``{a="b", c="d"}``."""
+    return "{" + ", ".join(f"{name}={go_quote(value)}" for name, value in labels) + "}"
+
+
+def utf8_len_exceeds(text: str, limit: int) -> bool:
+    """Whether the UTF-8 encoding of ``text`` is longer than ``limit`` bytes."""
+    if len(text) > limit:
+        return True
+    if len(text) * 4 <= limit or text.isascii():
+        return False
+    return len(text.encode("utf-8", "surrogatepass")) > limit

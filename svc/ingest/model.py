@@ -1,0 +1,64 @@
+"""The normalized result of every push decoder, and the limits the decoders enforce."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+
+__all__ = ["PushLimits", "PushStream"]
+
+_MIB = 1 << 20
+_NS_PER_SECOND = 1_000_000_000
+
+
+class PushStream(msgspec.Struct, frozen=True):
+    """One decoded, validated stream of a push request.
+
+    The three per-entry lists are parallel: entry ``i`` is ``timestamps[i]``,
+    ``lines[i]`` and, when ``metadata`` is not None, ``metadata[i]``. Two streams of
+    one request may share a ``key``: decoders do not merge them.
+    """
+
+    labels: tuple[tuple[str, str], ...]
+    """Label pairs sorted by name; labels with an empty value are dropped."""
+    key: str
+    """Canonical label string, ``{a="b", c="d"}``: names sorted, values Go-quoted."""
+    timestamps: list[int]
+    """Unix nanoseconds, one per entry."""
+    lines: list[str]
+    """Log lines, one per entry."""
+    metadata: list[tuple[tuple[str, str], ...]] | None
+    """Structured metadata pairs per entry (empty values dropped), or None when no
+    entry of this stream has any."""
+
+
+@dataclass(frozen=True, slots=True)
+class PushLimits:
+    """Per-tenant limits applied while decoding a push; defaults are the reference's."""
+
+    max_recv_msg_size: int = 100 * _MIB
+    """Largest accepted request body as received (compressed), in bytes."""
+    max_decompressed_size: int = 5000 * _MIB
+    """Largest accepted body after gzip, deflate or snappy decompression, in bytes."""
+    max_label_name_length: int = 1024
+    """Longest accepted label name, in bytes."""
+    max_label_value_length: int = 2048
+    """Longest accepted label value, in bytes."""
+    max_label_names_per_series: int = 15
+    """Most label names per stream; a ``service_name`` label is not counted."""
+    max_line_size: int = 256 * 1024
+    """Longest accepted log line in bytes; 0 means unlimited."""
+    reject_old_samples: bool = True
+    """Reject entries older than ``reject_old_samples_max_age_ns``."""
+    reject_old_samples_max_age_ns: int = 7 * 24 * 3600 * _NS_PER_SECOND
+    """Maximum age of an entry when ``reject_old_samples`` is set, in nanoseconds."""
+    creation_grace_period_ns: int = 10 * 60 * _NS_PER_SECOND
+    """How far in the future an entry's timestamp may be, in nanoseconds."""
+    allow_structured_metadata: bool = True
+    """Accept structured metadata on entries."""
+    max_structured_metadata_size: int = 64 * 1024
+    """Largest structured metadata of one entry (names plus values), in bytes; 0 means
+    unlimited."""
+    max_structured_metadata_entries_count: int = 128
+    """Most structured metadata pairs on one entry; 0 means unlimited."""

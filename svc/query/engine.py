@@ -1,0 +1,136 @@
+"""Runs compiled LogQL on DuckDB over a tenant's Parquet files and in-memory head.
+
+The compiler's free relations ``logs`` and ``streams`` are bound here: ``logs`` becomes
+``read_parquet([<catalog file list>]) UNION ALL <head tables>`` (never a glob built from a
+tenant ID), ``streams`` the tenant's stream index as an Arrow table.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+from logql_to_sql.compiler import LogQueryPlan
+from logql_to_sql.dialect import DIALECT
+from schemas.log_rows import HEAD_SCHEMA
+from svc.errors import GatewayTimeoutError
+from svc.storage.store import Store, StoreView
+
+__all__ = ["QueryEngine", "ScanStats"]
+
+_TIMEOUT_MESSAGE = (
+    "request timed out, decrease the duration of the request or add more label matchers "
+    "(prefer exact match over regex match) to reduce the amount of data processed"
+)
+_LOG_COLUMNS = ("ts", "stream_id", "line", "metadata")
+
+
+@dataclass
+class ScanStats:
+    """What a query touched, for the stats object of the response."""
+
+    files: int = 0
+    file_rows: int = 0
+    file_line_bytes: int = 0
+    file_bytes: int = 0
+    head_rows: int = 0
+    head_line_bytes: int = 0
+    exec_seconds: float = 0.0
+    queue_seconds: float = 0.0
+    returned: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+class QueryEngine:
+    """Executes plans for one tenant at a time on a shared in-process DuckDB."""
+
+    def __init__(self, store: Store, *, timeout_seconds: float, threads: int = 2) -> None:
+        self.store = store
+        self.timeout_seconds = timeout_seconds
+        self._db = duckdb.connect(config={"threads": threads})
+        self._names = itertools.count()
+        self._lock = threading.Lock()
+
+    def run_log_query(
+        self, tenant: str, plan: LogQueryPlan, start_ns: int, end_ns: int
+    ) -> tuple[pa.Table, StoreView, ScanStats]:
+        """Rows (ts, stream_id, line, metadata) of a log query, with its view and stats."""
+        view = self.store.view(tenant, start_ns, end_ns)
+        stats = _scan_stats(view)
+        table = self.execute(plan.select, view, stats)
+        stats.returned = table.num_rows
+        return table, view, stats
+
+    def execute(self, select: exp.Select, view: StoreView, stats: ScanStats) -> pa.Table:
+        """Bind ``logs``/``streams`` to the view, run, return the Arrow result."""
+        started = time.perf_counter()
+        cursor = self._db.cursor()
+        try:
+            bound = self._bind(select, view, cursor)
+            sql = bound.sql(dialect=DIALECT)
+            timer = threading.Timer(self.timeout_seconds, cursor.interrupt)
+            timer.start()
+            try:
+                result = cursor.sql(sql).to_arrow_table()
+            except duckdb.InterruptException as exc:
+                raise GatewayTimeoutError(_TIMEOUT_MESSAGE) from exc
+            finally:
+                timer.cancel()
+        finally:
+            cursor.close()
+        stats.exec_seconds += time.perf_counter() - started
+        return result
+
+    def _bind(
+        self, select: exp.Select, view: StoreView, cursor: duckdb.DuckDBPyConnection
+    ) -> exp.Expression:
+        parts: list[exp.Select] = []
+        if view.files:
+            files = exp.Array(expressions=[exp.Literal.string(p) for p in view.paths])
+            source = exp.Anonymous(this="read_parquet", expressions=[files])
+            parts.append(exp.select(*_LOG_COLUMNS).from_(exp.Table(this=source)))
+        tables = view.head_tables or [HEAD_SCHEMA.empty_table()]
+        for table in tables:
+            name = self._register(cursor, table)
+            parts.append(exp.select(*_LOG_COLUMNS).from_(name))
+        logs: exp.Query = parts[0]
+        for part in parts[1:]:
+            logs = exp.union(logs, part, distinct=False)
+        streams_name = self._register(cursor, view.streams)
+
+        def replace(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.Table) and not node.args.get("db"):
+                if node.name == "logs":
+                    return exp.Subquery(this=logs.copy(), alias=exp.TableAlias(this="logs"))
+                if node.name == "streams":
+                    return exp.Table(this=exp.to_identifier(streams_name), alias="streams")
+            return node
+
+        return select.transform(replace)
+
+    def _register(self, cursor: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
+        name = f"arrow_{next(self._names)}"
+        cursor.register(name, table)
+        return name
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._db.close()
+
+
+def _scan_stats(view: StoreView) -> ScanStats:
+    stats = ScanStats(files=len(view.files))
+    for f in view.files:
+        stats.file_rows += f.rows
+        stats.file_line_bytes += f.line_bytes
+        stats.file_bytes += f.file_bytes
+    for table in view.head_tables:
+        stats.head_rows += table.num_rows
+        stats.head_line_bytes += table["line"].nbytes
+    return stats

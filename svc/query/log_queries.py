@@ -1,0 +1,72 @@
+"""Log queries end to end: compile, run over the tenant's data, sample, group into streams."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from logql_to_sql import ast
+from logql_to_sql.compiler import Direction, compile_log_query
+from svc.query.engine import QueryEngine, ScanStats
+from svc.query.streams import ResultStream, group_streams
+
+__all__ = ["LogQueryRequest", "run_log_query", "sample_interval", "stream_labels_lookup"]
+
+Labels = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class LogQueryRequest:
+    """A validated log query over ``[start_ns, end_ns)``."""
+
+    query: ast.LogQuery
+    start_ns: int
+    end_ns: int
+    limit: int
+    direction: Direction
+    interval_ns: int = 0
+
+
+def run_log_query(
+    engine: QueryEngine, tenant: str, request: LogQueryRequest
+) -> tuple[list[ResultStream], ScanStats]:
+    """The result streams of a log query and what it scanned."""
+    plan = compile_log_query(
+        request.query,
+        start_ns=request.start_ns,
+        end_ns=request.end_ns,
+        limit=None if request.interval_ns else request.limit,
+        direction=request.direction,
+    )
+    rows, _, stats = engine.run_log_query(tenant, plan, request.start_ns, request.end_ns)
+    if request.interval_ns:
+        rows = sample_interval(rows, request.interval_ns, request.limit)
+        stats.returned = rows.num_rows
+    backward = request.direction is Direction.BACKWARD
+    return group_streams(rows, stream_labels_lookup(engine, tenant), backward=backward), stats
+
+
+def sample_interval(rows: pa.Table, interval_ns: int, limit: int) -> pa.Table:
+    """Keep the first row, then each row at least ``interval_ns`` from the last kept one."""
+    keep: list[int] = []
+    last: int | None = None
+    for index, ts in enumerate(rows["ts"].to_pylist()):
+        if last is None or abs(ts - last) >= interval_ns:
+            keep.append(index)
+            last = ts
+            if len(keep) == limit:
+                break
+    return rows.take(pa.array(keep, pa.int64()))
+
+
+def stream_labels_lookup(engine: QueryEngine, tenant: str) -> Callable[[int], Labels]:
+    """A function from stream id to the tenant's stream labels."""
+    index = engine.store.index
+
+    def labels_of(stream_id: int) -> Labels:
+        info = index.get(tenant, stream_id)
+        return () if info is None else info.labels
+
+    return labels_of

@@ -1,0 +1,49 @@
+"""Label names, label values and series of a tenant's streams within a time range.
+
+Answered from the stream index (each stream's first and last entry time), not by reading
+lines; selectors are compiled like a query's and run on the streams table.
+"""
+
+from __future__ import annotations
+
+from logql_to_sql import ast
+from logql_to_sql.compiler import compile_stream_matchers
+from svc.query.engine import QueryEngine, ScanStats
+from svc.storage.streams import StreamInfo
+
+__all__ = ["label_names", "label_values", "matching_streams"]
+
+
+def matching_streams(
+    engine: QueryEngine,
+    tenant: str,
+    selectors: list[tuple[ast.Matcher, ...]],
+    start_ns: int,
+    end_ns: int,
+) -> list[StreamInfo]:
+    """Streams with entries in ``[start_ns, end_ns]`` matching any selector (none: all)."""
+    streams = [
+        info
+        for info in engine.store.index.streams(tenant)
+        if info.first_ts < end_ns and info.last_ts >= start_ns
+    ]
+    if not selectors or not streams:
+        return streams
+    view = engine.store.view(tenant, start_ns, end_ns)
+    view.files = []
+    view.head_tables = []
+    wanted: set[int] = set()
+    for matchers in selectors:
+        result = engine.execute(compile_stream_matchers(matchers), view, ScanStats())
+        wanted.update(result["stream_id"].to_pylist())
+    return [info for info in streams if info.stream_id in wanted]
+
+
+def label_names(streams: list[StreamInfo]) -> list[str]:
+    """Sorted distinct label names."""
+    return sorted({name for info in streams for name, _ in info.labels})
+
+
+def label_values(streams: list[StreamInfo], name: str) -> list[str]:
+    """Sorted distinct values of one label."""
+    return sorted({value for info in streams for key, value in info.labels if key == name})

@@ -1,0 +1,147 @@
+"""The catalog: which Parquet files hold a tenant's data, and which streams exist.
+
+SQLite in WAL mode. The catalog is the truth: a file it does not list is garbage, and a
+flush becomes visible only in the transaction that lists its files, records its streams
+and advances the flushed-WAL watermark.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Catalog", "FileEntry", "StreamRow"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, tenant TEXT NOT NULL, day TEXT NOT NULL,
+    min_ts INTEGER NOT NULL, max_ts INTEGER NOT NULL, rows INTEGER NOT NULL,
+    line_bytes INTEGER NOT NULL, file_bytes INTEGER NOT NULL, streams INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_by_tenant_time ON files (tenant, max_ts, min_ts);
+CREATE TABLE IF NOT EXISTS streams (
+    tenant TEXT NOT NULL, stream_id INTEGER NOT NULL, key TEXT NOT NULL, labels TEXT NOT NULL,
+    first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL, PRIMARY KEY (tenant, stream_id)
+);
+CREATE TABLE IF NOT EXISTS state (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One Parquet file of one tenant and day (``path`` relative to the lake root)."""
+
+    path: str
+    tenant: str
+    day: str
+    min_ts: int
+    max_ts: int
+    rows: int
+    line_bytes: int
+    file_bytes: int
+    streams: int
+
+
+@dataclass(frozen=True)
+class StreamRow:
+    """A stream as persisted: tenant, id, canonical key, labels (JSON pairs) and time span."""
+
+    tenant: str
+    stream_id: int
+    key: str
+    labels: str
+    first_ts: int
+    last_ts: int
+
+
+class Catalog:
+    """Files and streams of every tenant, persisted in one SQLite database."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+
+    def flushed_wal_seq(self) -> int:
+        """The newest WAL segment whose records are all in listed files."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT value FROM state WHERE name='flushed_wal_seq'"
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def commit_flush(
+        self, files: Iterable[FileEntry], streams: Iterable[StreamRow], wal_seq: int
+    ) -> None:
+        """List new files, upsert their streams and advance the watermark, atomically."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)",
+                    [
+                        (
+                            f.path,
+                            f.tenant,
+                            f.day,
+                            f.min_ts,
+                            f.max_ts,
+                            f.rows,
+                            f.line_bytes,
+                            f.file_bytes,
+                            f.streams,
+                        )
+                        for f in files
+                    ],
+                )
+                self._db.executemany(
+                    "INSERT INTO streams VALUES (?,?,?,?,?,?) ON CONFLICT (tenant, stream_id) DO "
+                    "UPDATE SET first_ts=min(first_ts, excluded.first_ts), "
+                    "last_ts=max(last_ts, excluded.last_ts)",
+                    [
+                        (s.tenant, s.stream_id, s.key, s.labels, s.first_ts, s.last_ts)
+                        for s in streams
+                    ],
+                )
+                self._db.execute(
+                    "INSERT INTO state VALUES ('flushed_wal_seq', ?) "
+                    "ON CONFLICT (name) DO UPDATE SET value=max(value, excluded.value)",
+                    (wal_seq,),
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def files(self, tenant: str, start_ns: int, end_ns: int) -> list[FileEntry]:
+        """The tenant's files with data in ``[start_ns, end_ns)``, newest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM files WHERE tenant=? AND max_ts>=? AND min_ts<? "
+                "ORDER BY max_ts DESC",
+                (tenant, start_ns, end_ns),
+            ).fetchall()
+        return [FileEntry(*row) for row in rows]
+
+    def all_files(self) -> list[FileEntry]:
+        """Every listed file."""
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM files").fetchall()
+        return [FileEntry(*row) for row in rows]
+
+    def streams(self) -> list[StreamRow]:
+        """Every persisted stream of every tenant."""
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM streams").fetchall()
+        return [StreamRow(*row) for row in rows]
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,64 @@
+"""The head: accepted entries not yet in Parquet, per tenant, as Arrow record batches."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from schemas.log_rows import HEAD_SCHEMA
+
+__all__ = ["Head", "TenantHead"]
+
+
+@dataclass
+class TenantHead:
+    """One tenant's unflushed rows."""
+
+    batches: list[pa.RecordBatch] = field(default_factory=list)
+    rows: int = 0
+    line_bytes: int = 0
+    table: pa.Table | None = None
+
+    def append(self, batch: pa.RecordBatch, line_bytes: int) -> None:
+        """Add rows; the cached table is rebuilt on the next read."""
+        self.batches.append(batch)
+        self.rows += batch.num_rows
+        self.line_bytes += line_bytes
+        self.table = None
+
+    def as_table(self) -> pa.Table:
+        """All rows as one table (cached until the next append)."""
+        if self.table is None:
+            self.table = pa.Table.from_batches(self.batches, schema=HEAD_SCHEMA)
+        return self.table
+
+
+class Head:
+    """Unflushed rows of every tenant; swapped out whole when flushed."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.tenants: dict[str, TenantHead] = {}
+        self.line_bytes = 0
+        self.rows = 0
+        self.created = time.monotonic()
+
+    def append(self, tenant: str, batch: pa.RecordBatch, line_bytes: int) -> None:
+        """Add one push's rows for a tenant."""
+        with self.lock:
+            self.tenants.setdefault(tenant, TenantHead()).append(batch, line_bytes)
+            self.line_bytes += line_bytes
+            self.rows += batch.num_rows
+
+    def table(self, tenant: str) -> pa.Table | None:
+        """The tenant's rows, or None when it has none."""
+        with self.lock:
+            head = self.tenants.get(tenant)
+            return None if head is None else head.as_table()
+
+    def age_seconds(self) -> float:
+        """Seconds since this head was started."""
+        return time.monotonic() - self.created

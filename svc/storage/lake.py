@@ -1,0 +1,87 @@
+"""The Parquet lake: one file per flush, tenant and day, written atomically.
+
+Layout: ``<root>/tenant=<percent-encoded id>/day=<YYYY-MM-DD>/<uuid>.parquet``, rows sorted
+by stream then time (row-group statistics prune both), zstd compressed.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from schemas.log_rows import LABEL_MAP, LOG_ROW_SCHEMA
+from svc.storage.catalog import FileEntry
+from svc.storage.files import fsync_directory
+from svc.tenancy import tenant_directory_name
+
+__all__ = ["DAY_NS", "day_of", "write_tenant_files"]
+
+DAY_NS = 86_400 * 1_000_000_000
+
+LabelsOf = Callable[[int], list[tuple[str, str]]]
+
+
+def day_of(ts_ns: int) -> str:
+    """The UTC day partition name of a timestamp."""
+    return datetime.fromtimestamp(ts_ns // 1_000_000_000, UTC).strftime("%Y-%m-%d")
+
+
+def write_tenant_files(
+    root: Path, tenant: str, head: pa.Table, labels_of: LabelsOf, row_group_rows: int
+) -> list[FileEntry]:
+    """Write a tenant's head rows as one file per day; returns their catalog entries."""
+    days = pc.divide(head["ts"], pa.scalar(DAY_NS, pa.int64()))
+    entries = []
+    for day_number in pc.unique(days).to_pylist():
+        part = head.filter(pc.equal(days, pa.scalar(day_number, pa.int64())))
+        entries.append(_write_day(root, tenant, part, labels_of, row_group_rows))
+    return entries
+
+
+def _write_day(
+    root: Path, tenant: str, rows: pa.Table, labels_of: LabelsOf, row_group_rows: int
+) -> FileEntry:
+    rows = rows.sort_by([("stream_id", "ascending"), ("ts", "ascending")])
+    stream_ids = pc.unique(rows["stream_id"])
+    label_values = pa.array([labels_of(s) for s in stream_ids.to_pylist()], LABEL_MAP)
+    labels = label_values.take(pc.index_in(rows["stream_id"], value_set=stream_ids))
+    table = pa.table(
+        [rows["ts"], rows["stream_id"], labels, rows["line"], rows["metadata"]],
+        schema=LOG_ROW_SCHEMA,
+    )
+    min_ts = pc.min(rows["ts"]).as_py()
+    max_ts = pc.max(rows["ts"]).as_py()
+    day = day_of(min_ts)
+    relative = Path(tenant_directory_name(tenant)) / f"day={day}" / f"{uuid.uuid4().hex}.parquet"
+    final = root / relative
+    final.parent.mkdir(parents=True, exist_ok=True)
+    temporary = final.with_name(final.name + ".tmp")
+    pq.write_table(
+        table,
+        temporary,
+        compression="zstd",
+        row_group_size=row_group_rows,
+        write_statistics=True,
+    )
+    with temporary.open("rb") as handle:
+        os.fsync(handle.fileno())
+    temporary.rename(final)
+    fsync_directory(final.parent)
+    return FileEntry(
+        path=str(relative),
+        tenant=tenant,
+        day=day,
+        min_ts=min_ts,
+        max_ts=max_ts,
+        rows=table.num_rows,
+        line_bytes=pc.sum(pc.binary_length(rows["line"])).as_py() or 0,
+        file_bytes=final.stat().st_size,
+        streams=len(stream_ids),
+    )
