@@ -10,7 +10,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["Batch", "STREAMS", "batches"]
+__all__ = ["STREAMS", "Batch", "batches"]
 
 APPS = ["api", "web", "auth", "billing", "search", "worker", "gateway", "db", "cache", "mailer"]
 ENVS = ["prod", "staging"]
@@ -18,7 +18,19 @@ FORMATS = ["logfmt", "json", "access"]
 LEVELS = ["debug", "info", "info", "info", "warn", "error"]
 PATHS = ["/", "/api/v1/users", "/api/v1/orders", "/login", "/static/app.js", "/healthz"]
 METHODS = ["GET", "GET", "GET", "POST", "PUT", "DELETE"]
-WORDS = "request served cache miss upstream timeout retry user order payment token".split()
+WORDS = [
+    "request",
+    "served",
+    "cache",
+    "miss",
+    "upstream",
+    "timeout",
+    "retry",
+    "user",
+    "order",
+    "payment",
+    "token",
+]
 
 
 def _streams() -> list[dict[str, str]]:
@@ -57,8 +69,8 @@ def _line(rng: random.Random, fmt: str, ts_ns: int) -> str:
     if fmt == "logfmt":
         msg = " ".join(rng.choices(WORDS, k=rng.randint(2, 6)))
         return (
-            f'level={level} ts={ts_ns // 1_000_000} caller=handler.go:{rng.randint(10, 999)} '
-            f'method={rng.choice(METHODS)} path={path} status={status} duration={took}ms '
+            f"level={level} ts={ts_ns // 1_000_000} caller=handler.go:{rng.randint(10, 999)} "
+            f"method={rng.choice(METHODS)} path={path} status={status} duration={took}ms "
             f'user_id={rng.randint(1, 100_000)} msg="{msg}"'
         )
     if fmt == "json":
@@ -81,7 +93,11 @@ def _line(rng: random.Random, fmt: str, ts_ns: int) -> str:
 
 
 def batches(
-    total_bytes: int, *, batch_bytes: int = 1 << 20, start_ns: int, step_ns: int = 1_000_000,
+    total_bytes: int,
+    *,
+    batch_bytes: int = 1 << 20,
+    start_ns: int,
+    step_ns: int = 1_000_000,
     seed: int = 7,
 ) -> Iterator[Batch]:
     """Batches of about ``batch_bytes`` of lines until ``total_bytes`` have been produced."""

@@ -72,8 +72,11 @@ def run_server(corpus: list[Batch], encoding: str, clients: int) -> dict[str, An
         sampler = threading.Thread(target=_peak_rss_sampler, args=(pid, stop, peak))
         sampler.start()
         started = time.perf_counter()
-        with httpx.Client(base_url=server.url, timeout=120,
-                          headers={"X-Scope-OrgID": "bench", "Content-Type": content_type}) as c:
+        with httpx.Client(
+            base_url=server.url,
+            timeout=120,
+            headers={"X-Scope-OrgID": "bench", "Content-Type": content_type},
+        ) as c:
 
             def send(body: bytes) -> None:
                 response = c.post("/svc/api/v1/push", content=body)

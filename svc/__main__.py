@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,6 +79,10 @@ def load_config(flags: dict[str, str]) -> Config:
     return config
 
 
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the service (or only check its config with ``-verify-config``)."""
     flags = parse_flags(sys.argv[1:] if argv is None else argv)
@@ -94,6 +99,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from svc.app import create_app
 
+    # uvicorn re-raises the shutdown signal once it has stopped gracefully; a clean
+    # shutdown on SIGTERM/SIGINT exits 0, as the reference does.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _exit_cleanly)
     uvicorn.run(
         create_app(config),
         host=config.server.http_listen_address,

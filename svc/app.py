@@ -11,6 +11,7 @@ from litestar.exceptions import HTTPException
 
 from logql_to_sql import LogQLError
 from svc.api.labels import label_values_handler, labels, series, series_post
+from svc.api.otlp import otlp_logs
 from svc.api.push import push
 from svc.api.query import query, query_range, query_range_post
 from svc.api.responses import text_response
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 
 ROUTES = [
     push,
+    otlp_logs,
     query_range,
     query_range_post,
     query,
@@ -80,6 +82,7 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
         on_shutdown=[stop],
         request_max_body_size=None,
         openapi_config=None,
+        logging_config=None,
     )
     app.state.runtime = rt
     return app

@@ -7,6 +7,8 @@ Durations are written as Go/Prometheus duration strings (``2h``, ``30s``) and he
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -14,18 +16,25 @@ from typing import Any
 
 import yaml
 
-from svc.durations import format_duration, parse_duration_seconds
+from svc.durations import format_duration, parse_duration_seconds, parse_timestamp_ns
+from svc.errors import ServiceError
+from svc.tenancy import validate_tenant_id
 
 __all__ = [
     "CompactorConfig",
     "Config",
     "ConfigError",
     "DistributorConfig",
+    "IndexTablesConfig",
     "IngesterConfig",
     "LimitsConfig",
+    "PeriodConfig",
     "QuerierConfig",
     "QueryRangeConfig",
+    "SchemaConfig",
     "ServerConfig",
+    "TenantOverrides",
+    "active_period",
     "config_from_yaml",
     "config_to_dict",
     "setting",
@@ -47,12 +56,18 @@ class ConfigError(Exception):
         super().__init__(text)
 
 
-def setting(default: Any, help: str, *, duration: bool = False) -> Any:
-    """A config field with its default and help string (``duration`` marks seconds fields)."""
+def setting(default: Any, help: str, *, duration: bool = False, key: str | None = None) -> Any:
+    """A config field with its default and help string.
+
+    ``duration`` marks seconds fields; ``key`` is the YAML name when it cannot be the
+    attribute's (``from``).
+    """
+    metadata = {"help": help, "duration": duration}
+    if key is not None:
+        metadata["key"] = key
     if isinstance(default, list | dict):
-        factory = default.copy
-        return field(default_factory=factory, metadata={"help": help, "duration": duration})
-    return field(default=default, metadata={"help": help, "duration": duration})
+        return field(default_factory=default.copy, metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @dataclass
@@ -116,6 +131,8 @@ class LimitsConfig:
         600.0, "How far in the future entries may be.", duration=True
     )
     allow_structured_metadata: bool = setting(True, "Accept structured metadata on entries.")
+    max_structured_metadata_size: int = setting(64 * 1024, "Largest metadata of one entry, bytes.")
+    max_structured_metadata_entries_count: int = setting(128, "Most metadata pairs on one entry.")
     max_entries_limit_per_query: int = setting(5000, "Largest `limit` of a log query.")
     max_query_series: int = setting(500, "Most series a metric query may return.")
     max_query_length: float = setting(721 * 3600.0, "Longest query time range.", duration=True)
@@ -123,6 +140,55 @@ class LimitsConfig:
     volume_enabled: bool = setting(True, "Serve the index volume endpoints.")
     otlp_promoted_resource_attributes: list[str] = setting(  # noqa: RUF009
         [], "OTLP resource attributes turned into stream labels (empty: the default list)."
+    )
+
+
+@dataclass
+class TenantOverrides:
+    """Settings of one tenant that replace the ``limits_config`` ones (``overrides.<tenant>``)."""
+
+    otlp_promoted_resource_attributes: list[str] | None = setting(  # noqa: RUF009
+        None, "OTLP resource attributes turned into stream labels for this tenant (empty: default)."
+    )
+
+
+@dataclass
+class IndexTablesConfig:
+    """Index tables of one schema period (``index:``)."""
+
+    prefix: str = setting("index_", "Name prefix of the period's index tables.")
+    period: float = setting(
+        86400.0, "Time span of one index table; tsdb requires 24h.", duration=True
+    )
+
+
+@dataclass
+class PeriodConfig:
+    """One schema period, an item of ``schema_config.configs``."""
+
+    from_: str = setting(
+        "2020-10-24", "First day (YYYY-MM-DD, UTC) the period applies to.", key="from"
+    )
+    store: str = setting("tsdb", "Index type; tsdb is required for structured metadata.")
+    object_store: str = setting("filesystem", "Object store of the period's data.")
+    schema: str = setting("v13", "Schema version; v13 is required for structured metadata.")
+    index: IndexTablesConfig = field(default_factory=IndexTablesConfig)
+
+
+def _default_periods() -> list[PeriodConfig]:
+    return [PeriodConfig()]
+
+
+@dataclass
+class SchemaConfig:
+    """Storage schema periods (``schema_config:``)."""
+
+    configs: list[PeriodConfig] = field(
+        default_factory=_default_periods,
+        metadata={
+            "help": "Schema periods in increasing `from` order; the last one started is active.",
+            "duration": False,
+        },
     )
 
 
@@ -164,6 +230,10 @@ class Config:
     querier: QuerierConfig = field(default_factory=QuerierConfig)
     query_range: QueryRangeConfig = field(default_factory=QueryRangeConfig)
     compactor: CompactorConfig = field(default_factory=CompactorConfig)
+    schema_config: SchemaConfig = field(default_factory=SchemaConfig)
+    overrides: dict[str, TenantOverrides] = setting(  # noqa: RUF009
+        {}, "Per-tenant settings replacing limits_config ones, by tenant ID."
+    )
 
 
 _TARGETS = frozenset(
@@ -211,6 +281,173 @@ def validate_config(config: Config) -> list[str]:
         errors.append(f"invalid http_listen_port: {config.server.http_listen_port}")
     if not config.common.path_prefix:
         errors.append("common.path_prefix must not be empty")
+    if config.limits_config.block_ingestion_until:
+        try:
+            parse_timestamp_ns(config.limits_config.block_ingestion_until)
+        except ValueError as exc:
+            errors.append(f"limits_config.block_ingestion_until: {exc}")
+    errors += _schema_config_errors(config)
+    errors += _override_errors(config)
+    return errors
+
+
+_DAY_SECONDS = 86400.0
+_INDEX_TYPES = ("tsdb",)
+_LEGACY_INDEX_TYPES = frozenset(
+    {
+        "boltdb-shipper",
+        "boltdb",
+        "aws",
+        "aws-dynamo",
+        "bigtable",
+        "bigtable-hashed",
+        "cassandra",
+        "gcp",
+        "gcp-columnkey",
+        "grpc-store",
+        "inmemory",
+    }
+)
+_OBJECT_STORES = ("filesystem", "aws", "alibabacloud", "azure", "bos", "cos", "gcs", "s3", "swift")
+_LEGACY_OBJECT_STORES = frozenset(
+    {
+        "aws-dynamo",
+        "bigtable",
+        "bigtable-hashed",
+        "cassandra",
+        "gcp",
+        "gcp-columnkey",
+        "grpc-store",
+        "inmemory",
+    }
+)
+_SCHEMA_VERSIONS = range(9, 14)
+_STRUCTURED_METADATA_ADVICE = (
+    "Set `allow_structured_metadata: false` in the `limits_config` section or set the command "
+    "line argument `-validation.allow-structured-metadata=false` and restart svc. Then proceed "
+    "to {step} before re-enabling this config, search for 'Storage Schema' in the docs for the "
+    "schema update procedure"
+)
+
+
+def _schema_version(schema: str) -> int | None:
+    """The number of ``v13`` (leading and trailing ``v`` trimmed, as the reference does)."""
+    digits = schema.strip("v")
+    return int(digits) if re.fullmatch(r"[+-]?[0-9]+", digits) else None
+
+
+def _period_start(period: PeriodConfig) -> datetime.date | None:
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", period.from_):
+        return None
+    try:
+        return datetime.date.fromisoformat(period.from_)
+    except ValueError:
+        return None
+
+
+def _period_error(period: PeriodConfig) -> str | None:
+    """The first structural problem of one period, in the reference's order."""
+    if _period_start(period) is None:
+        return f'parsing time "{period.from_}" as "2006-01-02": expected a YYYY-MM-DD date'
+    if period.store == "tsdb" and period.index.period != _DAY_SECONDS:
+        return "tsdb must always have periodic config for index set to 24h"
+    if period.index.period > 0 and period.index.period % _DAY_SECONDS:
+        return "the table period must be a multiple of 24h (1h for schema v1)"
+    if _schema_version(period.schema) not in _SCHEMA_VERSIONS:
+        return "invalid schema version"
+    return None
+
+
+def _schema_structure_error(periods: list[PeriodConfig]) -> str | None:
+    for index, period in enumerate(periods):
+        problem = _period_error(period)
+        if problem is not None:
+            return problem
+        start = _period_start(period)
+        following = _period_start(periods[index + 1]) if index + 1 < len(periods) else None
+        if start is not None and following is not None and following <= start:
+            return "from time in schemas must be distinct and in increasing order"
+    return None
+
+
+def active_period(periods: list[PeriodConfig], today: datetime.date | None = None) -> int:
+    """Index of the period that applies to data pushed now: the last one already started."""
+    today = today or datetime.datetime.now(datetime.UTC).date()
+    active = 0
+    for index, period in enumerate(periods):
+        start = _period_start(period)
+        if start is not None and start <= today:
+            active = index
+    return active
+
+
+def _schema_value_errors(period: PeriodConfig) -> list[str]:
+    errors = []
+    if period.store not in _INDEX_TYPES and period.store not in _LEGACY_INDEX_TYPES:
+        errors.append(
+            f"unrecognized `store` (index) type `{period.store}`, "
+            f"choose one of: {', '.join(_INDEX_TYPES)}"
+        )
+    if period.object_store not in _OBJECT_STORES and period.object_store not in (
+        _LEGACY_OBJECT_STORES
+    ):
+        errors.append(
+            f"unrecognized `object_store` type `{period.object_store}`, which also does not "
+            f"match any named_stores. Choose one of: {', '.join(_OBJECT_STORES)}. "
+            "Or choose a named_store"
+        )
+    return errors
+
+
+def _structured_metadata_errors(period: PeriodConfig) -> list[str]:
+    errors = []
+    version = _schema_version(period.schema)
+    if version is not None and version < 13:
+        errors.append(
+            "CONFIG ERROR: schema v13 is required to store Structured Metadata and use native "
+            f"OTLP ingestion, your schema version is {period.schema}. "
+            + _STRUCTURED_METADATA_ADVICE.format(step="update to schema v13 or newer")
+        )
+    if period.store != "tsdb":
+        errors.append(
+            "CONFIG ERROR: `tsdb` index type is required to store Structured Metadata and use "
+            f"native OTLP ingestion, your index type is `{period.store}` (defined in the `store` "
+            "parameter of the schema_config). "
+            + _STRUCTURED_METADATA_ADVICE.format(step="update the schema to use index type `tsdb`")
+        )
+    return errors
+
+
+def _schema_config_errors(config: Config) -> list[str]:
+    periods = config.schema_config.configs
+    if not periods:
+        return ["invalid schema config: must specify at least one schema configuration"]
+    errors = []
+    problem = _schema_structure_error(periods)
+    if problem is not None:
+        errors.append(f"invalid schema config: {problem}")
+    for period in periods:
+        errors += _schema_value_errors(period)
+    if config.limits_config.allow_structured_metadata:
+        errors += _structured_metadata_errors(periods[active_period(periods)])
+    return errors
+
+
+def _override_errors(config: Config) -> list[str]:
+    errors = []
+    for tenant, override in config.overrides.items():
+        try:
+            validate_tenant_id(tenant)
+        except ServiceError as exc:
+            errors.append(f"invalid override for tenant {tenant}: {exc.message}")
+        names = override.otlp_promoted_resource_attributes
+        if names is not None and not (
+            isinstance(names, list) and all(isinstance(name, str) for name in names)
+        ):
+            errors.append(
+                f"invalid override for tenant {tenant}: "
+                "otlp_promoted_resource_attributes must be a list of strings"
+            )
     return errors
 
 
@@ -219,18 +456,27 @@ def config_to_dict(config: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
-        if dataclasses.is_dataclass(value):
-            out[f.name] = config_to_dict(value)
-        elif f.metadata.get("duration"):
-            out[f.name] = format_duration(value)
+        key = f.metadata.get("key", f.name)
+        if f.metadata.get("duration"):
+            out[key] = format_duration(value)
         else:
-            out[f.name] = value
+            out[key] = _plain(value)
     return out
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return config_to_dict(value)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
 def _build(cls: type, raw: dict[str, Any], prefix: str, errors: list[str]) -> Any:
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    fields = {f.metadata.get("key", f.name): f for f in dataclasses.fields(cls)}
     values: dict[str, Any] = {}
     for key, value in raw.items():
         path = f"{prefix}{key}"
@@ -247,14 +493,45 @@ def _build(cls: type, raw: dict[str, Any], prefix: str, errors: list[str]) -> An
 _INVALID = object()
 
 
+def _build_section(hint: Any, value: Any, path: str, errors: list[str]) -> Any:
+    if not isinstance(value, dict):
+        errors.append(f"{path}: expected a mapping")
+        return _INVALID
+    return _build(typing.cast(type, hint), value, f"{path}.", errors)
+
+
+def _convert_collection(hint: Any, value: Any, path: str, errors: list[str]) -> Any:
+    """Lists and string-keyed mappings of config sections (``schema_config.configs``)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is list:
+        if not isinstance(value, list):
+            errors.append(f"{path}: expected a list")
+            return _INVALID
+        items = [
+            _build_section(args[0], v or {}, f"{path}[{i}]", errors) for i, v in enumerate(value)
+        ]
+        return _INVALID if _INVALID in items else items
+    if not isinstance(value, dict):
+        errors.append(f"{path}: expected a mapping")
+        return _INVALID
+    built = {
+        str(k): _build_section(args[1], v or {}, f"{path}.{k}", errors) for k, v in value.items()
+    }
+    return _INVALID if _INVALID in built.values() else built
+
+
+def _section_collection(hint: Any) -> bool:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    return (origin is list or origin is dict) and dataclasses.is_dataclass(args[-1])
+
+
 def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors: list[str]) -> Any:
     if dataclasses.is_dataclass(hint):
         if value is None:
             return _INVALID
-        if not isinstance(value, dict):
-            errors.append(f"{path}: expected a mapping")
-            return _INVALID
-        return _build(typing.cast(type, hint), value, f"{path}.", errors)
+        return _build_section(hint, value, path, errors)
+    if _section_collection(hint):
+        return _INVALID if value is None else _convert_collection(hint, value, path, errors)
     if f.metadata.get("duration"):
         try:
             return parse_duration_seconds(str(value)) if isinstance(value, str) else float(value)

@@ -33,6 +33,8 @@ def push_limits(config: Config) -> PushLimits:
         reject_old_samples_max_age_ns=int(limits.reject_old_samples_max_age * 1e9),
         creation_grace_period_ns=int(limits.creation_grace_period * 1e9),
         allow_structured_metadata=limits.allow_structured_metadata,
+        max_structured_metadata_size=limits.max_structured_metadata_size,
+        max_structured_metadata_entries_count=limits.max_structured_metadata_entries_count,
     )
 
 

@@ -22,7 +22,11 @@ LABELS_DEFAULT_SINCE_NS = 6 * 3_600 * 1_000_000_000
 
 
 def _selector(text: str) -> tuple[ast.Matcher, ...]:
-    return logql_to_sql.parse_selector(text).matchers
+    """Matchers of a stream selector; unlike queries, ``{}`` (all streams) is allowed."""
+    expr = logql_to_sql.parse_expr(text)
+    if not isinstance(expr, ast.LogQuery) or expr.stages:
+        raise BadRequestError(f"only stream selectors are allowed here: {text}")
+    return expr.selector.matchers
 
 
 async def _streams(

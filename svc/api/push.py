@@ -14,7 +14,7 @@ from svc.ingest.model import PushLimits
 from svc.ingest.push import decode_push
 from svc.runtime import Runtime
 
-__all__ = ["push", "read_body"]
+__all__ = ["check_blocked", "push", "read_body"]
 
 
 async def read_body(request: Request[Any, Any, Any], limits: PushLimits) -> bytes:

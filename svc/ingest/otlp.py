@@ -174,8 +174,9 @@ def _resource_split(
     metadata: list[tuple[str, str]] = []
     has_service_name = False
     for attribute in resource_logs.resource.attributes:
-        has_service_name = has_service_name or attribute.key == "service.name"
         pairs = attribute_pairs([attribute])
+        if attribute.key == "service.name" and any(value for _, value in pairs):
+            has_service_name = True
         if attribute.key in promoted:
             labels.update(pairs)
         else:

@@ -29,11 +29,11 @@ def test_python_logging_loki_handler(server: Server, tenant: str) -> None:
         data = query_range(client, '{app="pylog"}', since="5m", direction="forward")
     assert stream_values(data) == [
         (
-            {"app": "pylog", "level": "info", "logger": logger.name, "route": "/api"},
+            {"app": "pylog", "logger": logger.name, "route": "/api", "severity": "info"},
             [[data["result"][0]["values"][0][0], "request served"]],
         ),
         (
-            {"app": "pylog", "level": "warning", "logger": logger.name},
+            {"app": "pylog", "logger": logger.name, "severity": "warning"},
             [[data["result"][1]["values"][0][0], "disk almost full: 93%"]],
         ),
     ]

@@ -190,12 +190,12 @@ def test_structured_metadata_splits_result_streams(server: Server, tenant: str) 
         )
         data = query_range(client, '{app="m"}', **WINDOW)
     assert stream_values(data) == [
-        ({"app": "m", "level": "s"}, [[str(BASE + 3), "three"]]),
         (
             {"app": "m", "level": "s", "level_extracted": "m", "trace": "t1"},
             [[str(BASE + 1), "one"]],
         ),
         ({"app": "m", "level": "s", "trace": "t2"}, [[str(BASE + 2), "two"]]),
+        ({"app": "m", "level": "s"}, [[str(BASE + 3), "three"]]),
     ]
 
 

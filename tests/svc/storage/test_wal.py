@@ -19,8 +19,10 @@ def test_records_replay_in_order_after_restart(tmp_path: Path) -> None:
     wal = _wal(tmp_path)
     wal.start()
     applied: list[bytes] = []
-    futures = [wal.submit(f"r{i}".encode(), lambda i=i: applied.append(f"r{i}".encode()))
-               for i in range(20)]
+    futures = [
+        wal.submit(f"r{i}".encode(), lambda i=i: applied.append(f"r{i}".encode()))
+        for i in range(20)
+    ]
     for future in futures:
         future.result(5)
     wal.stop()
@@ -33,7 +35,7 @@ def test_torn_tail_is_cut_and_earlier_records_survive(tmp_path: Path) -> None:
     wal.start()
     wal.submit(b"complete", lambda: None).result(5)
     wal.stop()
-    (_, segment), = wal.segments()
+    ((_, segment),) = wal.segments()
     with segment.open("ab") as handle:
         handle.write(b"\x10\x00\x00\x00\x00\x00\x00\x00part")  # header of a 16-byte record, 4 bytes
     assert list(_wal(tmp_path).replay(after_seq=0)) == [b"complete"]
@@ -46,7 +48,7 @@ def test_corrupt_record_is_not_replayed(tmp_path: Path) -> None:
     wal.submit(b"first", lambda: None).result(5)
     wal.submit(b"second", lambda: None).result(5)
     wal.stop()
-    (_, segment), = wal.segments()
+    ((_, segment),) = wal.segments()
     data = bytearray(segment.read_bytes())
     data[-1] ^= 0xFF
     segment.write_bytes(bytes(data))

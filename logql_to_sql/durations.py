@@ -1,0 +1,208 @@
+"""Duration and byte-size helpers with Go / Prometheus / go-humanize semantics.
+
+All durations are integer nanoseconds. Errors are :class:`ValueError` carrying the
+exact message the Go function would return.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .gofmt import go_quote
+
+__all__ = [
+    "format_go_duration",
+    "format_humanize_bytes",
+    "format_prom_duration",
+    "parse_duration",
+    "parse_go_duration",
+    "parse_humanize_bytes",
+    "parse_prom_duration",
+]
+
+_MAX_INT64 = (1 << 63) - 1
+_MS = 1_000_000
+_PROM_UNITS: dict[str, tuple[int, int]] = {
+    "y": (1, 365 * 86_400_000),
+    "w": (2, 7 * 86_400_000),
+    "d": (3, 86_400_000),
+    "h": (4, 3_600_000),
+    "m": (5, 60_000),
+    "s": (6, 1000),
+    "ms": (7, 1),
+}
+_GO_UNITS: dict[str, int] = {
+    "ns": 1,
+    "us": 1000,
+    "µs": 1000,
+    "μs": 1000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
+}
+
+
+def parse_prom_duration(text: str) -> int:
+    """Parse a Prometheus duration (``1h30m``, ``2d``, ``0``) into nanoseconds."""
+    if text == "0":
+        return 0
+    if text == "":
+        raise ValueError("empty duration string")
+    rest, total, last = text, 0, 0
+    while rest:
+        i = _ascii_digits(rest)
+        if i == 0:
+            raise ValueError(f"not a valid duration string: {go_quote(text)}")
+        value, rest = int(rest[:i]), rest[i:]
+        j = 0
+        while j < len(rest) and not ("0" <= rest[j] <= "9"):
+            j += 1
+        if j == 0:
+            raise ValueError(f"not a valid duration string: {go_quote(text)}")
+        unit, rest = rest[:j], rest[j:]
+        if unit not in _PROM_UNITS:
+            raise ValueError(f"unknown unit {go_quote(unit)} in duration {go_quote(text)}")
+        pos, mult = _PROM_UNITS[unit]
+        if pos <= last:
+            raise ValueError(f"not a valid duration string: {go_quote(text)}")
+        last = pos
+        total += value * mult
+        if total * _MS > _MAX_INT64:
+            raise ValueError("duration out of range")
+    return total * _MS
+
+
+def _ascii_digits(text: str) -> int:
+    i = 0
+    while i < len(text) and "0" <= text[i] <= "9":
+        i += 1
+    return i
+
+
+def parse_go_duration(text: str) -> int:
+    """Parse a Go ``time.ParseDuration`` string (``1.5h``, ``-300ms``) into nanoseconds."""
+    invalid = ValueError(f"time: invalid duration {go_quote(text)}")
+    rest, neg = text, False
+    if rest and rest[0] in "+-":
+        neg, rest = rest[0] == "-", rest[1:]
+    if rest == "0":
+        return 0
+    if not rest:
+        raise invalid
+    total = 0
+    while rest:
+        if not (rest[0] == "." or "0" <= rest[0] <= "9"):
+            raise invalid
+        i = _ascii_digits(rest)
+        whole, rest = rest[:i], rest[i:]
+        frac = ""
+        if rest.startswith("."):
+            j = _ascii_digits(rest[1:])
+            frac, rest = rest[1 : 1 + j], rest[1 + j :]
+        if not whole and not frac:
+            raise invalid
+        j = 0
+        while j < len(rest) and rest[j] != "." and not ("0" <= rest[j] <= "9"):
+            j += 1
+        if j == 0:
+            raise ValueError(f"time: missing unit in duration {go_quote(text)}")
+        unit, rest = rest[:j], rest[j:]
+        if unit not in _GO_UNITS:
+            raise ValueError(f"time: unknown unit {go_quote(unit)} in duration {go_quote(text)}")
+        mult = _GO_UNITS[unit]
+        value = int(whole or "0") * mult
+        if frac:
+            value += int(int(frac) * mult / 10 ** len(frac))
+        total += value
+        if total > _MAX_INT64 + (1 if neg else 0):
+            raise invalid
+    return -total if neg else total
+
+
+def parse_duration(text: str) -> int:
+    """Loki's lexer rule: a Go duration, or else a Prometheus duration."""
+    try:
+        return parse_go_duration(text)
+    except ValueError:
+        return parse_prom_duration(text)
+
+
+def format_go_duration(ns: int) -> str:
+    """Format nanoseconds like Go's ``time.Duration.String`` (``1h0m0s``, ``1.5ms``)."""
+    if ns == 0:
+        return "0s"
+    sign = "-" if ns < 0 else ""
+    u = abs(ns)
+    if u < 1_000_000_000:
+        for unit, size in (("ns", 1), ("µs", 1000), ("ms", 1_000_000)):
+            if u < size * 1000:
+                return sign + _fraction(u, size) + unit
+    text = _fraction(u % 60_000_000_000, 1_000_000_000) + "s"
+    minutes = u // 60_000_000_000
+    if minutes:
+        text = f"{minutes % 60}m" + text
+        if minutes >= 60:
+            text = f"{minutes // 60}h" + text
+    return sign + text
+
+
+def _fraction(value: int, size: int) -> str:
+    whole, frac = divmod(value, size)
+    if not frac:
+        return str(whole)
+    digits = str(frac).rjust(len(str(size)) - 1, "0").rstrip("0")
+    return f"{whole}.{digits}"
+
+
+def format_prom_duration(ns: int) -> str:
+    """Format nanoseconds like Prometheus ``model.Duration.String`` (``1h30m``, ``1d``)."""
+    ms = int(ns / _MS)
+    if ms == 0:
+        return "0s"
+    out = []
+    for unit, (_, mult) in _PROM_UNITS.items():
+        if unit in ("y", "w") and ms % mult != 0:
+            continue
+        value = ms // mult if ms > 0 else 0
+        if value > 0:
+            out.append(f"{value}{unit}")
+            ms -= value * mult
+    return "".join(out)
+
+
+_BYTE_SIZES: dict[str, int] = {"b": 1, "": 1}
+for _i, _p in enumerate("kmgtpe", start=1):
+    _BYTE_SIZES[f"{_p}ib"] = _BYTE_SIZES[f"{_p}i"] = 1024**_i
+    _BYTE_SIZES[f"{_p}b"] = _BYTE_SIZES[_p] = 1000**_i
+
+
+def parse_humanize_bytes(text: str) -> int:
+    """Parse a size like go-humanize ``ParseBytes`` (``1.5KiB`` -> 1536, ``2,048``)."""
+    i = 0
+    while i < len(text) and (text[i].isdigit() or text[i] in ".,"):
+        i += 1
+    number = text[:i].replace(",", "")
+    try:
+        value = float(number) if number and "_" not in number else math.nan
+    except ValueError:
+        value = math.nan
+    if math.isnan(value):
+        raise ValueError(f"strconv.ParseFloat: parsing {go_quote(number)}: invalid syntax")
+    extra = text[i:].strip().lower()
+    if extra not in _BYTE_SIZES:
+        raise ValueError(f"unhandled size name: {extra}")
+    value *= _BYTE_SIZES[extra]
+    if value >= 2.0**64:
+        raise ValueError(f"too large: {text}")
+    return int(value)
+
+
+def format_humanize_bytes(size: int) -> str:
+    """Format like go-humanize ``Bytes`` with the space removed (``1.0kB``, ``20MB``)."""
+    if size < 10:
+        return f"{size}B"
+    exp = min(math.floor(math.log(size) / math.log(1000)), 6)
+    suffix = ("B", "kB", "MB", "GB", "TB", "PB", "EB")[exp]
+    val = math.floor(size / 1000**exp * 10 + 0.5) / 10
+    return f"{val:.1f}{suffix}" if val < 10 else f"{val:.0f}{suffix}"

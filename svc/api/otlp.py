@@ -1,0 +1,96 @@
+"""``POST /otlp/v1/logs``: OpenTelemetry logs over OTLP/HTTP (protobuf or JSON, gzip).
+
+SDKs and collectors are configured with the endpoint ``http://<host>/otlp`` and append
+``/v1/logs`` themselves. Tenancy, ingestion blocking, readiness and body limits are those
+of ``/push``. Success answers the (empty) ``ExportLogsServiceResponse`` in the request's
+encoding; errors answer a protobuf ``google.rpc.Status`` carrying the message, with 500s
+turned into retryable 503s, as the reference does.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from litestar import Request, Response, post
+
+from svc.api.common import org_header, runtime
+from svc.api.push import check_blocked, read_body
+from svc.config import Config
+from svc.errors import ServiceError
+from svc.ingest.otlp import DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES, decode_otlp, encode_otlp_response
+
+__all__ = ["otlp_logs", "promoted_resource_attributes", "rpc_status"]
+
+log = logging.getLogger(__name__)
+
+_STATUS_MEDIA_TYPE = "application/octet-stream"
+_STATUS_MESSAGE_TAG = 0x12  # google.rpc.Status field 2 (message), length-delimited
+
+
+def promoted_resource_attributes(config: Config, tenant: str) -> frozenset[str]:
+    """The tenant's override, else ``limits_config``'s list, else the reference's default."""
+    override = config.overrides.get(tenant)
+    names = override.otlp_promoted_resource_attributes if override is not None else None
+    names = names or config.limits_config.otlp_promoted_resource_attributes
+    return frozenset(names) if names else DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES
+
+
+def rpc_status(message: str) -> bytes:
+    """A serialized ``google.rpc.Status`` with only its message set (code 0 is omitted).
+
+    Encoded by hand: the message is one string field, and googleapis-common-protos is not
+    a runtime dependency.
+    """
+    data = message.encode()
+    size = len(data)
+    prefix = bytearray([_STATUS_MESSAGE_TAG])
+    while size >= 0x80:
+        prefix.append(size & 0x7F | 0x80)
+        size >>= 7
+    prefix.append(size)
+    return bytes(prefix) + data
+
+
+def _status_response(message: str, status: int) -> Response[bytes]:
+    status = 503 if status == 500 else status
+    return Response(rpc_status(message), status_code=status, media_type=_STATUS_MEDIA_TYPE)
+
+
+def _service_error(_: Request[Any, Any, Any], exc: ServiceError) -> Response[bytes]:
+    return _status_response(exc.message, exc.status)
+
+
+def _unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return _status_response("internal server error", 500)
+
+
+@post(
+    "/otlp/v1/logs",
+    status_code=200,
+    exception_handlers={ServiceError: _service_error, Exception: _unexpected_error},
+)
+async def otlp_logs(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Accept an OTLP logs export; answer once it is durable."""
+    rt = runtime(request)
+    tenant = rt.resolver.single(org_header(request))
+    blocked = check_blocked(rt, tenant)
+    if blocked is not None:
+        status = rt.config.limits_config.block_ingestion_status_code
+        return blocked if status == 200 else _status_response(blocked.content.decode(), status)
+    rt.require_ready()
+    body = await read_body(request, rt.limits)
+    content_type = request.headers.get("content-type")
+    streams = decode_otlp(
+        body,
+        content_type=content_type,
+        content_encoding=request.headers.get("content-encoding"),
+        limits=rt.limits,
+        now_ns=time.time_ns(),
+        promoted_resource_attributes=promoted_resource_attributes(rt.config, tenant),
+    )
+    await rt.store.push(tenant, streams)
+    payload, media_type = encode_otlp_response(content_type)
+    return Response(payload, status_code=200, media_type=media_type)
