@@ -10,6 +10,7 @@ canonical text is parsed again. Exit status 1 if any unexpected exception occurr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import sys
 import time
@@ -76,17 +77,14 @@ def check(text: str) -> None:
     try:
         expr = L.parse(text)
     except L.LogQLError:
-        try:
+        with contextlib.suppress(L.LogQLError):
             L.parse_labels(text)
-        except L.LogQLError:
-            pass
         return
     canonical = L.to_text(expr)
     L.format_query(expr)
-    try:
+    # printing is lossy in places (NaN literals, humanized bytes), so errors are fine
+    with contextlib.suppress(L.LogQLError):
         L.parse(canonical)
-    except L.LogQLError:
-        pass  # printing is lossy in places (NaN literals, humanized bytes)
 
 
 def run(count: int, seed: int, verbose: bool = True) -> int:

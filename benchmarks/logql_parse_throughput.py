@@ -52,16 +52,14 @@ def main() -> None:
     args = parser.parse_args()
     queries = load_queries()
     print(f"corpus: {len(queries)} queries")
-    print(f"parse (lex+parse+validate): {measure(L.parse, queries, args.seconds):,.0f} queries/s")
-    print(
-        f"parse_expr (no validation): {measure(L.parse_expr, queries, args.seconds):,.0f} queries/s"
-    )
-    print(
-        f"to_text(parse(q)):          {measure(lambda q: L.to_text(L.parse(q)), queries, args.seconds):,.0f} queries/s"
-    )
-    print(
-        f"parse_labels:               {measure(L.parse_labels, LABELS, args.seconds):,.0f} label strings/s"
-    )
+    runs: list[tuple[str, Callable[[str], object], list[str], str]] = [
+        ("parse (lex+parse+validate)", L.parse, queries, "queries/s"),
+        ("parse_expr (no validation)", L.parse_expr, queries, "queries/s"),
+        ("to_text(parse(q))", lambda q: L.to_text(L.parse(q)), queries, "queries/s"),
+        ("parse_labels", L.parse_labels, LABELS, "label strings/s"),
+    ]
+    for title, fn, inputs, unit in runs:
+        print(f"{title:28} {measure(fn, inputs, args.seconds):>12,.0f} {unit}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ whether a regex can match the empty string.
 from __future__ import annotations
 
 import re
+import warnings
 
 from .errors import ParseError
 
@@ -285,6 +286,8 @@ def matches_empty(pattern: str) -> bool | None:
     for rx, repl in _PY_FIXES:
         text = rx.sub(repl, text)
     try:
-        return re.fullmatch(text, "", re.DOTALL) is not None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return re.fullmatch(text, "", re.DOTALL) is not None
     except (re.error, RecursionError, OverflowError):
         return None

@@ -1,0 +1,78 @@
+"""The row frame a log pipeline threads through its stages.
+
+Each stage wraps the previous SELECT in a new one that recomputes some columns and may
+filter rows. Columns:
+
+``ts, stream_id``  entry identity
+``line``           the current line (line_format, unpack and decolorize change it)
+``lbl``            MAP(VARCHAR, VARCHAR): the visible label set (S + M + P, LOGQL.md 5.1)
+``base``           VARCHAR[]: names of stream and metadata labels, for the ``_extracted`` rule
+``pn``             VARCHAR[]: names written by parsers and label_format (first write wins)
+``err, errd``      ``__error__`` and ``__error_details__`` (NULL when unset)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from logql_to_sql.dialect import sql
+
+__all__ = ["COLUMNS", "Frame", "base_frame"]
+
+COLUMNS = ("ts", "stream_id", "line", "lbl", "base", "pn", "err", "errd")
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A SELECT producing the frame columns (plus any named extras)."""
+
+    select: exp.Select
+    extras: tuple[str, ...] = ()
+    depth: int = 0
+
+    def next(
+        self,
+        where: exp.Expression | None = None,
+        extras: dict[str, exp.Expression] | None = None,
+        **changes: exp.Expression,
+    ) -> Frame:
+        """A new frame over this one: ``changes`` replace columns, ``extras`` add columns."""
+        alias = f"f{self.depth}"
+        columns = [changes.get(name, exp.column(name)).as_(name) for name in COLUMNS]
+        added = extras or {}
+        columns += [value.as_(name) for name, value in added.items()]
+        select = exp.select(*columns).from_(self.select.subquery(alias))
+        if where is not None:
+            select = select.where(where)
+        return Frame(select, tuple(added), self.depth + 1)
+
+    def filter(self, condition: exp.Expression) -> Frame:
+        """Only the rows where ``condition`` holds; columns unchanged."""
+        return self.next(where=condition)
+
+
+def base_frame(source: exp.Select) -> Frame:
+    """The first frame, over ``source`` rows (ts, stream_id, line, metadata, labels).
+
+    Structured metadata joins the stream labels; a metadata key equal to a stream label
+    becomes ``<key>_extracted``.
+    """
+    renamed = sql(
+        "CASE WHEN metadata IS NULL THEN MAP {} ELSE map_from_entries(list_transform("
+        "map_entries(metadata), e -> {'key': CASE WHEN list_contains(map_keys(labels), e.key) "
+        "THEN e.key || '_extracted' ELSE e.key END, 'value': e.value})) END"
+    )
+    lbl = sql("map_concat(labels, :renamed)", renamed=renamed)
+    columns = [
+        exp.column("ts"),
+        exp.column("stream_id"),
+        exp.column("line"),
+        lbl.as_("lbl"),
+        sql("map_keys(:lbl)", lbl=lbl.copy()).as_("base"),
+        sql("CAST([] AS VARCHAR[])").as_("pn"),
+        sql("CAST(NULL AS VARCHAR)").as_("err"),
+        sql("CAST(NULL AS VARCHAR)").as_("errd"),
+    ]
+    return Frame(exp.select(*columns).from_(source.subquery("src")), (), 1)
