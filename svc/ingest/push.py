@@ -14,6 +14,7 @@ import msgspec
 from google.protobuf.message import DecodeError
 
 from logql_to_sql.errors import LogQLError
+from logql_to_sql import parse_labels
 from schemas import push_pb2
 from svc.errors import BadRequestError
 from svc.ingest.body import check_body_size, decode_content_encoding, media_type, snappy_decode
@@ -145,8 +146,6 @@ def _decode_json(data: bytes, limits: PushLimits, now_ns: int) -> list[PushStrea
 
 
 def _parse_label_text(text: str) -> Pairs:
-    from logql_to_sql import parse_labels  # written concurrently; import when needed
-
     return tuple(parse_labels(text))
 
 
