@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, cast
 
 from litestar import Litestar, Request, Response
 from litestar.exceptions import HTTPException
+from litestar.types import Middleware
 
 from logql_to_sql import LogQLError
 from svc.api.labels import label_values_handler, labels, series, series_post
+from svc.api.ops import ops_routes
 from svc.api.otlp import otlp_logs
 from svc.api.push import push
 from svc.api.query import query, query_range, query_range_post
@@ -60,18 +66,49 @@ def _unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Respon
     return text_response("internal server error", 500)
 
 
+def _watch_shutdown_signals(rt: Runtime, delay: float) -> None:
+    """Make /ready answer ``Application is stopping`` from the moment SIGTERM/SIGINT arrives.
+
+    The server's own handlers stay in charge of the shutdown; with ``shutdown_delay`` they
+    run only after the delay, while the instance still serves and reports not ready.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return  # test clients run the app off the main thread and own no signals
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.getsignal(sig)
+        if not callable(previous):
+            continue
+
+        def handler(
+            signum: int,
+            frame: FrameType | None,
+            previous: Callable[[int, FrameType | None], Any] = previous,
+        ) -> None:
+            rt.shutdown_requested.set()
+            if delay > 0:
+                log.info("shutdown requested: waiting %ss before shutting down", delay)
+                loop.call_soon_threadsafe(loop.call_later, delay, previous, signum, frame)
+            else:
+                previous(signum, frame)
+
+        signal.signal(sig, handler)
+
+
 def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
     """The HTTP application of one service instance (started and stopped with the app)."""
     rt = runtime or Runtime.from_config(config)
 
-    def start() -> None:
+    async def start() -> None:
+        _watch_shutdown_signals(rt, config.shutdown_delay)
         rt.start_in_background()
 
     async def stop() -> None:
         await asyncio.to_thread(rt.stop)
 
     app = Litestar(
-        route_handlers=ROUTES,
+        route_handlers=[*ROUTES, *ops_routes(config.target)],
+        middleware=[cast(Middleware, rt.metrics.middleware)],
         exception_handlers={
             ServiceError: _service_error,
             LogQLError: _logql_error,

@@ -27,13 +27,16 @@ __all__ = [
     "DistributorConfig",
     "IndexTablesConfig",
     "IngesterConfig",
+    "LifecyclerConfig",
     "LimitsConfig",
     "PeriodConfig",
     "QuerierConfig",
     "QueryRangeConfig",
     "SchemaConfig",
     "ServerConfig",
+    "StorageConfig",
     "TenantOverrides",
+    "TsdbShipperConfig",
     "active_period",
     "config_from_yaml",
     "config_to_dict",
@@ -98,8 +101,26 @@ class DistributorConfig:
 
 
 @dataclass
+class LifecyclerConfig:
+    """Ring membership of the ingester (``ingester.lifecycler:``)."""
+
+    min_ready_duration: float = setting(
+        0.0,
+        "Time after the ingester starts running before /ready reports it ready "
+        "(the reference defaults to 15s; 0 makes a single binary ready at once).",
+        duration=True,
+    )
+    num_tokens: int = setting(128, "Tokens this instance owns in the ring.")
+
+
+@dataclass
 class IngesterConfig:
     """Write-ahead log and in-memory head (``ingester:``)."""
+
+    lifecycler: LifecyclerConfig = field(default_factory=LifecyclerConfig)
+    shutdown_marker_path: str = setting(
+        "", "Directory of the prepare-shutdown marker file (default: common.path_prefix)."
+    )
 
     head_max_bytes: int = setting(128 * MIB, "Flush the head to Parquet at this many line bytes.")
     max_chunk_age: float = setting(
@@ -138,6 +159,10 @@ class LimitsConfig:
     max_query_length: float = setting(721 * 3600.0, "Longest query time range.", duration=True)
     query_timeout: float = setting(60.0, "Queries running longer are cancelled.", duration=True)
     volume_enabled: bool = setting(True, "Serve the index volume endpoints.")
+    deletion_mode: str = setting(
+        "filter-and-delete",
+        "Log deletion for the tenant: disabled, filter-only or filter-and-delete.",
+    )
     otlp_promoted_resource_attributes: list[str] = setting(  # noqa: RUF009
         [], "OTLP resource attributes turned into stream labels (empty: the default list)."
     )
@@ -149,6 +174,9 @@ class TenantOverrides:
 
     otlp_promoted_resource_attributes: list[str] | None = setting(  # noqa: RUF009
         None, "OTLP resource attributes turned into stream labels for this tenant (empty: default)."
+    )
+    deletion_mode: str | None = setting(
+        None, "Log deletion for this tenant (disabled, filter-only, filter-and-delete)."
     )
 
 
@@ -216,12 +244,40 @@ class CompactorConfig:
 
 
 @dataclass
+class TsdbShipperConfig:
+    """Index listing of the tsdb store (``storage_config.tsdb_shipper:``)."""
+
+    resync_interval: float = setting(
+        300.0, "How often the index gateway re-lists the index (periodic sync).", duration=True
+    )
+    min_sync_duration: float = setting(
+        0.0,
+        "Shortest time one index sync takes; spreads catalog reloads out (tests use it to "
+        "observe a sync in progress).",
+        duration=True,
+    )
+
+
+@dataclass
+class StorageConfig:
+    """Storage settings (``storage_config:``)."""
+
+    tsdb_shipper: TsdbShipperConfig = field(default_factory=TsdbShipperConfig)
+
+
+@dataclass
 class Config:
     """The whole service configuration."""
 
     target: str = setting("all", "Components to run: all, write, read, backend, or one name.")
     auth_enabled: bool = setting(True, "Require X-Scope-OrgID on every request.")
     no_auth_tenant: str = setting("fake", "Tenant used when auth is disabled.")
+    shutdown_delay: float = setting(
+        0.0,
+        "Time between SIGTERM and the start of the shutdown, while /ready already answers "
+        "503 `Application is stopping`.",
+        duration=True,
+    )
     server: ServerConfig = field(default_factory=ServerConfig)
     common: CommonConfig = field(default_factory=CommonConfig)
     distributor: DistributorConfig = field(default_factory=DistributorConfig)
@@ -231,6 +287,7 @@ class Config:
     query_range: QueryRangeConfig = field(default_factory=QueryRangeConfig)
     compactor: CompactorConfig = field(default_factory=CompactorConfig)
     schema_config: SchemaConfig = field(default_factory=SchemaConfig)
+    storage_config: StorageConfig = field(default_factory=StorageConfig)
     overrides: dict[str, TenantOverrides] = setting(  # noqa: RUF009
         {}, "Per-tenant settings replacing limits_config ones, by tenant ID."
     )
@@ -253,6 +310,7 @@ _TARGETS = frozenset(
     ]
 )
 _LOG_LEVELS = frozenset({"debug", "info", "warn", "error"})
+DELETION_MODES = ("disabled", "filter-only", "filter-and-delete")
 
 
 def config_from_yaml(text: str | None) -> Config:
@@ -286,6 +344,8 @@ def validate_config(config: Config) -> list[str]:
             parse_timestamp_ns(config.limits_config.block_ingestion_until)
         except ValueError as exc:
             errors.append(f"limits_config.block_ingestion_until: {exc}")
+    if config.limits_config.deletion_mode not in DELETION_MODES:
+        errors.append(f"invalid deletion mode: {config.limits_config.deletion_mode}")
     errors += _schema_config_errors(config)
     errors += _override_errors(config)
     return errors
@@ -447,6 +507,11 @@ def _override_errors(config: Config) -> list[str]:
             errors.append(
                 f"invalid override for tenant {tenant}: "
                 "otlp_promoted_resource_attributes must be a list of strings"
+            )
+        if override.deletion_mode is not None and override.deletion_mode not in DELETION_MODES:
+            errors.append(
+                f"invalid override for tenant {tenant}: invalid deletion mode: "
+                f"{override.deletion_mode}"
             )
     return errors
 

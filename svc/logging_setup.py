@@ -6,7 +6,7 @@ import logging
 import sys
 from datetime import UTC, datetime
 
-__all__ = ["LEVELS", "configure_logging", "set_level"]
+__all__ = ["LEVELS", "configure_logging", "current_level", "set_level"]
 
 LEVELS = {
     "debug": logging.DEBUG,
@@ -61,3 +61,8 @@ def configure_logging(level: str) -> None:
 def set_level(level: str) -> None:
     """Change the level of every logger at run time."""
     logging.getLogger().setLevel(LEVELS[level])
+
+
+def current_level() -> str:
+    """The name of the level in force (``debug``, ``info``, ``warn`` or ``error``)."""
+    return _NAMES.get(logging.getLogger().getEffectiveLevel(), "info")

@@ -1,4 +1,13 @@
-"""The running service's parts, built from the config and shared by every handler."""
+"""The running service's parts, built from the config and shared by every handler.
+
+Internal services, started in this order on a background thread and stopped in reverse:
+
+    store          catalog and stream index (reads)
+    wal            WAL replay into the head, then the group-commit writer
+    ingester       head and flusher; stopping it flushes (SPEC 3.2)
+    querier        the DuckDB query engine
+    index-gateway  on-demand and periodic index syncs (SPEC 3.3)
+"""
 
 from __future__ import annotations
 
@@ -10,6 +19,11 @@ from pathlib import Path
 from svc.config import Config
 from svc.errors import ServiceUnavailableError
 from svc.ingest.model import PushLimits
+from svc.ops.cache_gen import CacheGenerations
+from svc.ops.index_sync import IndexSyncer
+from svc.ops.ingester import IngesterLifecycle
+from svc.ops.metrics import Metrics
+from svc.ops.services import Service, ServiceRegistry, State
 from svc.query.engine import QueryEngine
 from svc.storage.store import Store, StoreSettings
 from svc.tenancy import TenantResolver
@@ -17,6 +31,8 @@ from svc.tenancy import TenantResolver
 __all__ = ["Runtime"]
 
 log = logging.getLogger(__name__)
+
+_STARTUP_JOIN_SECONDS = 60.0
 
 
 def push_limits(config: Config) -> PushLimits:
@@ -40,25 +56,30 @@ def push_limits(config: Config) -> PushLimits:
 
 @dataclass
 class Runtime:
-    """Config, store, query engine and tenant rules of one service instance."""
+    """Config, store, query engine, tenant rules and internal services of one instance."""
 
     config: Config
     store: Store
     engine: QueryEngine
     resolver: TenantResolver
     limits: PushLimits
-    ready: threading.Event = field(default_factory=threading.Event)
-    stopping: threading.Event = field(default_factory=threading.Event)
+    ingester: IngesterLifecycle
+    syncer: IndexSyncer
+    cache_generations: CacheGenerations
+    services: ServiceRegistry = field(default_factory=ServiceRegistry)
+    metrics: Metrics = field(default_factory=Metrics)
+    shutdown_requested: threading.Event = field(default_factory=threading.Event)
     replayed_rows: int = 0
-    startup_error: BaseException | None = None
+    _startup: threading.Thread | None = None
 
     @classmethod
     def from_config(cls, config: Config) -> Runtime:
         """Build (but do not start) every part."""
         ingester = config.ingester
+        root = Path(config.common.path_prefix)
         store = Store(
             StoreSettings(
-                root=Path(config.common.path_prefix),
+                root=root,
                 head_max_bytes=ingester.head_max_bytes,
                 max_head_age_seconds=ingester.max_chunk_age,
                 flush_check_seconds=ingester.flush_check_period,
@@ -66,7 +87,8 @@ class Runtime:
                 row_group_rows=ingester.row_group_rows,
             )
         )
-        return cls(
+        shipper = config.storage_config.tsdb_shipper
+        rt = cls(
             config=config,
             store=store,
             engine=QueryEngine(store, timeout_seconds=config.limits_config.query_timeout),
@@ -76,35 +98,63 @@ class Runtime:
                 multi_tenant_queries=config.querier.multi_tenant_queries_enabled,
             ),
             limits=push_limits(config),
+            ingester=IngesterLifecycle(
+                store,
+                marker_dir=Path(ingester.shutdown_marker_path or root),
+                flush_on_shutdown=ingester.flush_on_shutdown,
+                min_ready_seconds=ingester.lifecycler.min_ready_duration,
+            ),
+            syncer=IndexSyncer(
+                [period.store for period in config.schema_config.configs],
+                store.load_index,
+                resync_interval=shipper.resync_interval,
+                min_duration=shipper.min_sync_duration,
+            ),
+            cache_generations=CacheGenerations(root / "compactor" / "cache_generations.json"),
+        )
+        rt._register_services()
+        rt.metrics.watch(store, rt.services)
+        rt.metrics.shutdown_marker.set_function(lambda: float(rt.ingester.prepared))
+        return rt
+
+    def _register_services(self) -> None:
+        store = self.store
+        self.services.add(Service("store", store.load_index, store.catalog.close))
+        self.services.add(Service("wal", self._replay, store.wal.stop, depends_on=("store",)))
+        self.services.add(self.ingester.service)
+        self.services.add(Service("querier", stopping=self.engine.close, depends_on=("store",)))
+        self.services.add(
+            Service(
+                "index-gateway",
+                self.syncer.start_periodic,
+                self.syncer.stop,
+                depends_on=("store",),
+            )
         )
 
+    def _replay(self) -> None:
+        self.replayed_rows = self.store.replay_wal()
+        log.info("wal replayed: replayed_rows=%d", self.replayed_rows)
+
     def start_in_background(self) -> threading.Thread:
-        """Replay the WAL and open the store on a thread; ``ready`` is set when done."""
-        thread = threading.Thread(target=self._start, name="startup", daemon=True)
+        """Start the services on a thread; the WAL replay can take a while."""
+        thread = threading.Thread(target=self.services.start_all, name="startup", daemon=True)
         thread.start()
+        self._startup = thread
         return thread
 
-    def _start(self) -> None:
-        try:
-            self.replayed_rows = self.store.open()
-            log.info("store opened: replayed_rows=%d", self.replayed_rows)
-            self.ready.set()
-        except BaseException as exc:
-            self.startup_error = exc
-            log.exception("store failed to start")
-
     def require_ready(self) -> None:
-        """Raise 503 while the WAL is still being replayed or after shutdown began."""
-        if self.stopping.is_set():
-            raise ServiceUnavailableError("Ingester is shutting down")
-        if not self.ready.is_set():
-            raise ServiceUnavailableError("Ingester not ready: ingester not ready: Starting")
+        """Raise 503 until the WAL is replayed (or when a service it needs has failed)."""
+        state = self.ingester.service.state
+        if state in (State.NEW, State.STARTING, State.FAILED):
+            raise ServiceUnavailableError(f"Ingester not ready: ingester not ready: {state}")
+        if self.services["querier"].state is not State.RUNNING:
+            raise ServiceUnavailableError("Querier not ready: querier is not running")
 
     def stop(self) -> None:
-        """Stop writes, flush if configured, release everything."""
-        if self.stopping.is_set():
-            return
-        self.stopping.set()
-        if self.ready.is_set():
-            self.store.close(flush=self.config.ingester.flush_on_shutdown)
-        self.engine.close()
+        """Stop every service: the ingester flushes as configured, then all is released."""
+        self.shutdown_requested.set()
+        self.services.request_stop()
+        if self._startup is not None:
+            self._startup.join(_STARTUP_JOIN_SECONDS)
+        self.services.stop_all()

@@ -15,7 +15,7 @@ from litestar import Request, Response, get, post
 import logql_to_sql
 from logql_to_sql import LogQLError
 from svc.api.common import api_paths, request_params, runtime
-from svc.api.responses import json_response, text_response
+from svc.api.responses import json_response
 
 __all__ = ["buildinfo", "format_query_get", "format_query_post", "ready"]
 
@@ -24,15 +24,27 @@ VERSION = "0.1.0"
 
 @get("/ready")
 async def ready(request: Request[Any, Any, Any]) -> Response[bytes]:
-    """200 ``ready`` once the WAL is replayed; 503 with the reason otherwise."""
+    """200 ``ready`` when every service runs and the ingester is ready; 503 (SPEC 7.3)."""
     rt = runtime(request)
-    if rt.stopping.is_set():
-        return text_response("Application is stopping", 503)
-    if rt.startup_error is not None:
-        return text_response("Some services are not Running:\nFailed: 1", 503)
-    if not rt.ready.is_set():
-        return text_response("Ingester not ready: ingester not ready: Starting", 503)
-    return text_response("ready", 200)
+    if rt.shutdown_requested.is_set():
+        return _http_error("Application is stopping", 503)
+    if not rt.services.healthy():
+        lines = "".join(f"{state}: {count}\n" for state, count in rt.services.by_state())
+        return _http_error("Some services are not Running:\n" + lines, 503)
+    reason = rt.ingester.not_ready_reason()
+    if reason is not None:
+        return _http_error(f"Ingester not ready: {reason}", 503)
+    return _http_error("ready", 200)
+
+
+def _http_error(message: str, status: int) -> Response[bytes]:
+    # Go's http.Error: the text plus a newline, and nosniff.
+    return Response(
+        (message + "\n").encode(),
+        status_code=status,
+        media_type="text/plain; charset=utf-8",
+        headers={"X-Content-Type-Options": "nosniff"},
+    )
 
 
 @cache

@@ -1,0 +1,1 @@
+"""Operations: internal service lifecycle, metrics, index sync, shutdown, cache generations."""

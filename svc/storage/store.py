@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
+from svc.errors import ServiceError
 from svc.ingest.model import PushStream
 from svc.storage.catalog import Catalog, FileEntry, StreamRow
 from svc.storage.head import Head
@@ -27,9 +29,15 @@ from svc.storage.lake import write_tenant_files
 from svc.storage.streams import StreamIndex, stream_id_of
 from svc.storage.wal import WriteAheadLog
 
-__all__ = ["Store", "StoreSettings", "StoreView"]
+__all__ = ["IngesterShuttingDownError", "Store", "StoreSettings", "StoreView"]
 
 log = logging.getLogger(__name__)
+
+
+class IngesterShuttingDownError(ServiceError):
+    """A write arrived after the ingester stopped taking writes (500, as the reference)."""
+
+    status = 500
 
 
 class WalRecord(msgspec.Struct, array_like=True):
@@ -98,14 +106,27 @@ class Store:
         self._stopping = threading.Event()
         self._flusher: threading.Thread | None = None
         self.flushes_total = 0
+        self.read_only = False
+        # Called once per accepted push with (tenant, rows, line bytes), after it is durable.
+        self.on_push: Callable[[str, int, int], None] | None = None
 
     # lifecycle -----------------------------------------------------------------------
 
     def open(self) -> int:
         """Load the catalog, replay the WAL into the head, start writing; returns replayed rows."""
+        self.load_index()
+        replayed = self.replay_wal()
+        self.start_flusher()
+        return replayed
+
+    def load_index(self) -> None:
+        """Load every persisted stream of the catalog into the stream index."""
         for row in self.catalog.streams():
             labels = tuple((k, v) for k, v in _decode_labels(row.labels))
             self.index.observe(row.tenant, row.key, labels, row.first_ts, row.last_ts)
+
+    def replay_wal(self) -> int:
+        """Apply the unflushed WAL records to the head, then start the WAL writer."""
         replayed = 0
         for payload in self.wal.replay(after_seq=self.catalog.flushed_wal_seq()):
             record = _decode_record(payload)
@@ -113,16 +134,24 @@ class Store:
             self._apply(record.tenant, prepared)
             replayed += prepared.batch.num_rows
         self.wal.start()
-        self._flusher = threading.Thread(target=self._flush_loop, name="flusher", daemon=True)
-        self._flusher.start()
         return replayed
 
-    def close(self, *, flush: bool) -> None:
-        """Stop accepting writes, optionally flush the head, and close everything."""
+    def start_flusher(self) -> None:
+        """Start the thread that flushes the head when it is too big or too old."""
+        self._flusher = threading.Thread(target=self._flush_loop, name="flusher", daemon=True)
+        self._flusher.start()
+
+    def stop_flusher(self) -> None:
+        """Stop the flusher thread (a flush in progress completes first)."""
         self._stopping.set()
         self._wake.set()
         if self._flusher is not None:
             self._flusher.join()
+
+    def close(self, *, flush: bool) -> None:
+        """Stop accepting writes, optionally flush the head, and close everything."""
+        self.read_only = True
+        self.stop_flusher()
         self.wal.stop()
         if flush:
             self.flush()
@@ -132,11 +161,15 @@ class Store:
 
     async def push(self, tenant: str, streams: list[PushStream]) -> None:
         """Make the streams durable, then visible; returns once both are true."""
+        if self.read_only:
+            raise IngesterShuttingDownError("Ingester is shutting down")
         if not streams:
             return
         prepared = _prepare(streams)
         payload = _encode_record(WalRecord(tenant, streams))
         await self.wal.append(payload, lambda: self._apply(tenant, prepared))
+        if self.on_push is not None:
+            self.on_push(tenant, prepared.batch.num_rows, prepared.line_bytes)
         if self.head.line_bytes >= self.settings.head_max_bytes:
             self._wake.set()
 
