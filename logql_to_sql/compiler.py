@@ -4,6 +4,11 @@
 line, metadata)`` one row per entry. The compiler is pure: it knows no files, connections or
 HTTP. User text only ever enters the tree as sqlglot literal nodes.
 
+A log query whose pipeline has only line filters compiles to one filtered, ordered,
+limited scan. Any other pipeline runs in two phases: the first evaluates every filter with
+parsers extracting only the labels the filters read, orders and limits; the second runs
+the whole pipeline, all labels, on the surviving rows only.
+
 >>> from logql_to_sql import parse
 >>> plan = compile_log_query(parse('{app="a"} |= "x"'), start_ns=0, end_ns=10, limit=5,
 ...                          direction=Direction.BACKWARD)
@@ -14,17 +19,24 @@ True
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
 
 from sqlglot import exp
 
 from logql_to_sql import ast
-from logql_to_sql.dialect import DIALECT, contains, regex_full_match, regex_search
-from logql_to_sql.errors import UnsupportedError
+from logql_to_sql.dialect import DIALECT, regex_full_match, sql
+from logql_to_sql.frame import Frame, base_frame
+from logql_to_sql.hints import Needed, needed_after
+from logql_to_sql.rewrites import hoist_line_filters
+from logql_to_sql.stages import StageCompiler, line_filter_condition
 
-__all__ = ["Direction", "LogQueryPlan", "compile_log_query", "compile_stream_matchers"]
+__all__ = [
+    "Direction",
+    "LogQueryPlan",
+    "compile_log_query",
+    "compile_pipeline",
+    "compile_stream_matchers",
+]
 
 
 class Direction(enum.Enum):
@@ -36,9 +48,15 @@ class Direction(enum.Enum):
 
 @dataclass(frozen=True)
 class LogQueryPlan:
-    """The compiled query: entries of matching streams, ordered and limited."""
+    """The compiled query and the shape of its rows.
+
+    ``labels_final`` False: rows are ``(ts, stream_id, line, metadata)`` and a result
+    stream's labels are the stream's plus the metadata. True: rows are ``(ts, stream_id,
+    line, labels)`` with ``labels`` the final label map of each entry.
+    """
 
     select: exp.Select
+    labels_final: bool
 
     def sql(self) -> str:
         """The query text in DuckDB's dialect."""
@@ -53,38 +71,134 @@ def compile_log_query(
     limit: int | None,
     direction: Direction,
 ) -> LogQueryPlan:
-    """Compile a log query to ``SELECT ts, stream_id, line, metadata FROM logs ...``."""
-    compiler = _LogCompiler()
-    matched = compile_stream_matchers(query.selector.matchers)
-    conditions: list[exp.Expression] = [
-        exp.column("stream_id").isin(query=matched),
+    """Compile a log query to an ordered, limited SELECT (see ``LogQueryPlan``)."""
+    stages = hoist_line_filters(query.stages)
+    leading = 0
+    while leading < len(stages) and isinstance(stages[leading], ast.LineFilter):
+        leading += 1
+    line_filters = [
+        line_filter_condition(stage, exp.column("line"))
+        for stage in stages[:leading]
+        if isinstance(stage, ast.LineFilter)
+    ]
+    order = exp.Ordered(this=exp.column("ts"), desc=direction is Direction.BACKWARD)
+    if leading == len(stages):
+        select = (
+            exp.select("ts", "stream_id", "line", "metadata")
+            .from_("logs")
+            .where(
+                exp.and_(
+                    exp.column("stream_id").isin(
+                        query=compile_stream_matchers(query.selector.matchers)
+                    ),
+                    *_time_range(start_ns, end_ns),
+                    *line_filters,
+                )
+            )
+            .order_by(order)
+        )
+        return LogQueryPlan(select.limit(limit) if limit is not None else select, False)
+    rest = stages[leading:]
+    source = _source(query.selector.matchers, [*_time_range(start_ns, end_ns), *line_filters])
+    first = compile_pipeline(source, rest, wanted=frozenset())
+    survivors = (
+        exp.select(
+            exp.column("ts"),
+            exp.column("stream_id"),
+            exp.column("line0").as_("line"),
+            exp.column("md0").as_("metadata"),
+        )
+        .from_(first.select.subquery("p1"))
+        .order_by(order.copy())
+    )
+    if limit is not None:
+        survivors = survivors.limit(limit)
+    second_source = (
+        exp.select(
+            exp.column("ts", table="p2"),
+            exp.column("stream_id", table="p2"),
+            exp.column("line", table="p2"),
+            exp.column("metadata", table="p2"),
+            exp.column("labels", table="streams"),
+        )
+        .from_(survivors.subquery("p2"))
+        .join("streams", on=sql("p2.stream_id = streams.stream_id"))
+    )
+    second = compile_pipeline(second_source, rest, wanted=None)
+    select = (
+        exp.select("ts", "stream_id", "line", final_labels().as_("labels"))
+        .from_(second.select.subquery("p3"))
+        .order_by(order.copy())
+    )
+    return LogQueryPlan(select, True)
+
+
+def _time_range(start_ns: int, end_ns: int) -> list[exp.Expr]:
+    return [
         exp.GTE(this=exp.column("ts"), expression=exp.Literal.number(start_ns)),
         exp.LT(this=exp.column("ts"), expression=exp.Literal.number(end_ns)),
     ]
-    for stage in query.stages:
-        conditions.append(compiler.visit(stage))
-    select = (
-        exp.select("ts", "stream_id", "line", "metadata")
+
+
+def _source(matchers: tuple[ast.Matcher, ...], conditions: list[exp.Expr]) -> exp.Select:
+    """Entries of matching streams with their stream labels, under ``conditions``."""
+    where = [_stream_matcher(m, exp.column("labels", table="streams")) for m in matchers]
+    qualified = [
+        c.transform(
+            lambda n: (
+                exp.column(n.name, table="logs")
+                if isinstance(n, exp.Column) and not n.table and n.name in ("ts", "line")
+                else n
+            )
+        )
+        for c in conditions
+    ]
+    return (
+        exp.select(
+            exp.column("ts", table="logs"),
+            exp.column("stream_id", table="logs"),
+            exp.column("line", table="logs"),
+            exp.column("metadata", table="logs"),
+            exp.column("labels", table="streams"),
+        )
         .from_("logs")
-        .where(exp.and_(*conditions))
-        .order_by(exp.Ordered(this=exp.column("ts"), desc=direction is Direction.BACKWARD))
+        .join("streams", on=sql("logs.stream_id = streams.stream_id"))
+        .where(exp.and_(*where, *qualified))
     )
-    if limit is not None:
-        select = select.limit(limit)
-    return LogQueryPlan(select)
+
+
+def compile_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...], wanted: Needed) -> Frame:
+    """The frame after every stage, over ``source`` rows (see ``frame.base_frame``)."""
+    compiler = StageCompiler()
+    frame = base_frame(source)
+    for stage, needed in zip(stages, needed_after(stages, wanted), strict=True):
+        frame = compiler.visit(frame, stage, needed)
+    return frame
+
+
+def final_labels() -> exp.Expr:
+    """An entry's result labels: the label map plus the error labels that are set."""
+    return sql(
+        "map_concat(lbl, map_from_entries(list_filter(["
+        "{'key': '__error__', 'value': err}, "
+        "{'key': '__error_details__', 'value': CASE WHEN err IS NULL THEN NULL ELSE errd END}"
+        "], e -> e.value IS NOT NULL AND e.value <> '')))"
+    )
 
 
 def compile_stream_matchers(matchers: tuple[ast.Matcher, ...]) -> exp.Select:
     """``SELECT stream_id FROM streams WHERE <every matcher holds>``."""
     select = exp.select("stream_id").from_("streams")
     if matchers:
-        select = select.where(exp.and_(*(_stream_matcher(m) for m in matchers)))
+        select = select.where(
+            exp.and_(*(_stream_matcher(m, exp.column("labels")) for m in matchers))
+        )
     return select
 
 
-def _stream_matcher(matcher: ast.Matcher) -> exp.Expression:
+def _stream_matcher(matcher: ast.Matcher, labels: exp.Expr) -> exp.Expr:
     value = exp.Coalesce(
-        this=exp.Bracket(this=exp.column("labels"), expressions=[exp.Literal.string(matcher.name)]),
+        this=exp.Bracket(this=labels, expressions=[exp.Literal.string(matcher.name)]),
         expressions=[exp.Literal.string("")],
     )
     literal = exp.Literal.string(matcher.value)
@@ -93,43 +207,5 @@ def _stream_matcher(matcher: ast.Matcher) -> exp.Expression:
     if matcher.op is ast.MatchOp.NEQ:
         return exp.NEQ(this=value, expression=literal)
     # Stream selectors let `.` match a newline (Prometheus 3 semantics, LOGQL.md 4).
-    pattern = exp.Literal.string("(?s)" + matcher.value)
-    test = regex_full_match(value, pattern)
+    test = regex_full_match(value, exp.Literal.string("(?s)" + matcher.value))
     return test if matcher.op is ast.MatchOp.RE else exp.Not(this=test)
-
-
-class _LogCompiler:
-    """One ``visit_<Node>`` per pipeline stage, each returning a boolean condition."""
-
-    LINE_TESTS: ClassVar[dict[ast.LineFilterOp, Callable[[exp.Expression, str], exp.Expression]]]
-
-    def visit(self, node: object) -> exp.Expression:
-        method = getattr(self, f"visit_{type(node).__name__}", None)
-        if method is None:
-            raise UnsupportedError(f"{type(node).__name__} is not supported yet")
-        result: exp.Expression = method(node)
-        return result
-
-    def visit_LineFilter(self, node: ast.LineFilter) -> exp.Expression:
-        test = self.LINE_TESTS.get(node.op)
-        if test is None:
-            raise UnsupportedError(f"line filter {node.op.value} is not supported yet")
-        line = exp.column("line")
-        tests = []
-        for operand in node.operands:
-            if not isinstance(operand, str):
-                raise UnsupportedError("ip() line filters are not supported yet")
-            tests.append(test(line, operand))
-        if node.op in _NEGATED:
-            return exp.Not(this=exp.paren(exp.or_(*tests)))
-        return exp.paren(exp.or_(*tests))
-
-
-_NEGATED = frozenset({ast.LineFilterOp.NOT_CONTAINS, ast.LineFilterOp.NOT_MATCH})
-
-_LogCompiler.LINE_TESTS = {
-    ast.LineFilterOp.CONTAINS: lambda line, s: contains(line, exp.Literal.string(s)),
-    ast.LineFilterOp.NOT_CONTAINS: lambda line, s: contains(line, exp.Literal.string(s)),
-    ast.LineFilterOp.MATCH: lambda line, s: regex_search(line, exp.Literal.string(s)),
-    ast.LineFilterOp.NOT_MATCH: lambda line, s: regex_search(line, exp.Literal.string(s)),
-}

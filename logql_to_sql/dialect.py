@@ -1,13 +1,14 @@
 """The SQL engine's dialect and the functions the compiler emits, in one place.
 
-``sql(template, **values)`` builds an expression from a fixed SQL fragment written in this
-file's callers (never from user text) whose ``:name`` placeholders are replaced by sqlglot
-nodes; Python strings and numbers become literal nodes, so user text is always quoted by
-sqlglot and never spliced into SQL.
+``sql(template, **values)`` builds an expression from a fixed SQL fragment written by the
+compiler's authors (never from user text) whose ``:name`` placeholders (outside quotes) are
+replaced by sqlglot nodes; Python strings and numbers become literal nodes, so user text
+is always quoted by sqlglot and never spliced into SQL.
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import sqlglot
@@ -33,12 +34,12 @@ UDF_TEMPLATE = "logql_template"
 UDF_IP_MATCH = "logql_ip_match"
 """Engine-provided function: (text, ip pattern) -> whether an IP in text matches."""
 
-Value = exp.Expression | str | int | float | bool | None | list[str]
+Value = exp.Expr | str | int | float | bool | None | list[str]
 
 
-def literal(value: Value) -> exp.Expression:
+def literal(value: Value) -> exp.Expr:
     """A sqlglot node for a Python value (strings become quoted literals)."""
-    if isinstance(value, exp.Expression):
+    if isinstance(value, exp.Expr):
         return value
     if value is None:
         return exp.null()
@@ -51,36 +52,42 @@ def literal(value: Value) -> exp.Expression:
     return exp.Literal.string(value)
 
 
+_PLACEHOLDER = re.compile(r"(?<![\w'])[:]([A-Za-z_]\w*)")
+_PREFIX = "_p_"
+
+
 @cache
-def _parsed(template: str) -> exp.Expression:
-    parsed = sqlglot.parse_one(template, dialect=DIALECT)
-    assert isinstance(parsed, exp.Expression)
+def _parsed(template: str) -> exp.Expr:
+    # Placeholders become identifiers first: sqlglot accepts those everywhere, e.g. as the
+    # body of a lambda, where it rejects ``:name``.
+    parsed = sqlglot.parse_one(_PLACEHOLDER.sub(_PREFIX + r"\1", template), dialect=DIALECT)
+    assert isinstance(parsed, exp.Expr)
     return parsed
 
 
-def sql(template: str, **values: Value) -> exp.Expression:
+def sql(template: str, **values: Value) -> exp.Expr:
     """The fixed fragment ``template`` with each ``:name`` replaced by ``values[name]``."""
     tree = _parsed(template).copy()
     nodes = {name: literal(value) for name, value in values.items()}
 
-    def replace(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Placeholder) and node.name in nodes:
-            return nodes[node.name].copy()
+    def replace(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and not node.table and node.name.startswith(_PREFIX):
+            return nodes[node.name[len(_PREFIX) :]].copy()
         return node
 
     return tree.transform(replace)
 
 
-def contains(haystack: exp.Expression, needle: exp.Expression) -> exp.Expression:
+def contains(haystack: exp.Expr, needle: exp.Expr) -> exp.Expr:
     """Byte-wise, case-sensitive substring test."""
     return exp.Anonymous(this="contains", expressions=[haystack, needle])
 
 
-def regex_search(subject: exp.Expression, pattern: exp.Expression) -> exp.Expression:
+def regex_search(subject: exp.Expr, pattern: exp.Expr) -> exp.Expr:
     """RE2 match anywhere in ``subject`` (unanchored)."""
     return exp.RegexpLike(this=subject, expression=pattern)
 
 
-def regex_full_match(subject: exp.Expression, pattern: exp.Expression) -> exp.Expression:
+def regex_full_match(subject: exp.Expr, pattern: exp.Expr) -> exp.Expr:
     """RE2 match of the whole of ``subject`` (anchored at both ends)."""
     return exp.Anonymous(this="regexp_full_match", expressions=[subject, pattern])

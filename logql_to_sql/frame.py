@@ -9,6 +9,7 @@ filter rows. Columns:
 ``base``           VARCHAR[]: names of stream and metadata labels, for the ``_extracted`` rule
 ``pn``             VARCHAR[]: names written by parsers and label_format (first write wins)
 ``err, errd``      ``__error__`` and ``__error_details__`` (NULL when unset)
+``line0, md0``     the stored line and structured metadata, unchanged
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from logql_to_sql.dialect import sql
 
 __all__ = ["COLUMNS", "Frame", "base_frame"]
 
-COLUMNS = ("ts", "stream_id", "line", "lbl", "base", "pn", "err", "errd")
+COLUMNS = ("ts", "stream_id", "line", "lbl", "base", "pn", "err", "errd", "line0", "md0")
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,9 @@ class Frame:
 
     def next(
         self,
-        where: exp.Expression | None = None,
-        extras: dict[str, exp.Expression] | None = None,
-        **changes: exp.Expression,
+        where: exp.Expr | None = None,
+        extras: dict[str, exp.Expr] | None = None,
+        **changes: exp.Expr,
     ) -> Frame:
         """A new frame over this one: ``changes`` replace columns, ``extras`` add columns."""
         alias = f"f{self.depth}"
@@ -48,13 +49,15 @@ class Frame:
             select = select.where(where)
         return Frame(select, tuple(added), self.depth + 1)
 
-    def filter(self, condition: exp.Expression) -> Frame:
+    def filter(self, condition: exp.Expr) -> Frame:
         """Only the rows where ``condition`` holds; columns unchanged."""
         return self.next(where=condition)
 
 
 def base_frame(source: exp.Select) -> Frame:
     """The first frame, over ``source`` rows (ts, stream_id, line, metadata, labels).
+
+    ``labels`` are the stream labels.
 
     Structured metadata joins the stream labels; a metadata key equal to a stream label
     becomes ``<key>_extracted``.
@@ -74,5 +77,7 @@ def base_frame(source: exp.Select) -> Frame:
         sql("CAST([] AS VARCHAR[])").as_("pn"),
         sql("CAST(NULL AS VARCHAR)").as_("err"),
         sql("CAST(NULL AS VARCHAR)").as_("errd"),
+        exp.column("line").as_("line0"),
+        exp.column("metadata").as_("md0"),
     ]
     return Frame(exp.select(*columns).from_(source.subquery("src")), (), 1)

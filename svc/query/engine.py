@@ -20,6 +20,7 @@ from logql_to_sql.compiler import LogQueryPlan
 from logql_to_sql.dialect import DIALECT
 from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import GatewayTimeoutError
+from svc.query.udfs import register_udfs
 from svc.storage.store import Store, StoreView
 
 __all__ = ["QueryEngine", "ScanStats"]
@@ -54,6 +55,7 @@ class QueryEngine:
         self.store = store
         self.timeout_seconds = timeout_seconds
         self._db = duckdb.connect(config={"threads": threads})
+        register_udfs(self._db)
         self._names = itertools.count()
         self._lock = threading.Lock()
 
@@ -89,7 +91,7 @@ class QueryEngine:
 
     def _bind(
         self, select: exp.Select, view: StoreView, cursor: duckdb.DuckDBPyConnection
-    ) -> exp.Expression:
+    ) -> exp.Expr:
         parts: list[exp.Select] = []
         if view.files:
             files = exp.Array(expressions=[exp.Literal.string(p) for p in view.paths])
@@ -104,7 +106,7 @@ class QueryEngine:
             logs = exp.union(logs, part, distinct=False)
         streams_name = self._register(cursor, view.streams)
 
-        def replace(node: exp.Expression) -> exp.Expression:
+        def replace(node: exp.Expr) -> exp.Expr:
             if isinstance(node, exp.Table) and not node.args.get("db"):
                 if node.name == "logs":
                     return exp.Subquery(this=logs.copy(), alias=exp.TableAlias(this="logs"))

@@ -46,13 +46,20 @@ def merge_metadata(stream_labels: Labels, metadata: list[tuple[str, str]] | None
 def group_streams(
     rows: pa.Table, labels_of: Callable[[int], Labels], *, backward: bool
 ) -> list[ResultStream]:
-    """Group ordered rows into result streams; streams sorted by their label string."""
+    """Group ordered rows into result streams; streams sorted by their label string.
+
+    Rows carry either ``metadata`` (merged into the stream's labels) or ``labels``, the
+    final label map the pipeline computed.
+    """
     groups: dict[Labels, ResultStream] = {}
-    columns = rows.select(["ts", "stream_id", "line", "metadata"]).to_pydict()
-    for ts, stream_id, line, metadata in zip(
-        columns["ts"], columns["stream_id"], columns["line"], columns["metadata"], strict=True
+    final = "labels" in rows.column_names
+    columns = rows.select(["ts", "stream_id", "line", "labels" if final else "metadata"])
+    data = columns.to_pydict()
+    extra = data["labels" if final else "metadata"]
+    for ts, stream_id, line, more in zip(
+        data["ts"], data["stream_id"], data["line"], extra, strict=True
     ):
-        labels = merge_metadata(labels_of(stream_id), metadata)
+        labels = tuple(sorted(more)) if final else merge_metadata(labels_of(stream_id), more)
         stream = groups.get(labels)
         if stream is None:
             stream = groups[labels] = ResultStream(labels)

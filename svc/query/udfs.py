@@ -1,0 +1,120 @@
+"""Functions the compiled SQL calls that DuckDB does not have, as vectorized Arrow UDFs.
+
+``logql_ip_match(text, pattern)``: whether an IP address found in ``text`` lies in
+``pattern`` (one address, a CIDR or an ``a-b`` range), as the ``ip()`` filters scan
+(LOGQL.md 5.2). ``logql_template(template, kind, labels, line, ts)``: a Go template's
+output or error, for ``line_format`` and ``label_format``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import re
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from duckdb.func import FunctionNullHandling, PythonUDFType
+
+from logql_to_sql.dialect import UDF_IP_MATCH, UDF_TEMPLATE
+
+__all__ = ["find_addresses", "ip_predicate", "register_udfs"]
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_V4_RUN = re.compile(r"[0-9.]+")
+_V6_RUN = re.compile(r"[0-9a-fA-F:.]+")
+_LOOKS_V4 = re.compile(r"^\d{1,3}\.")
+
+
+def find_addresses(text: str) -> Iterator[Address]:
+    """Every maximal run of ``text`` that parses as an IPv4 or IPv6 address."""
+    for match in _V4_RUN.finditer(text):
+        if _LOOKS_V4.match(match.group()):
+            with contextlib.suppress(ValueError):
+                yield ipaddress.IPv4Address(match.group())
+    for match in _V6_RUN.finditer(text):
+        if ":" in match.group():
+            with contextlib.suppress(ValueError):
+                yield ipaddress.IPv6Address(match.group())
+
+
+@lru_cache(maxsize=256)
+def ip_predicate(pattern: str) -> Callable[[Address], bool]:
+    """The test an address must pass for ``ip(pattern)``."""
+    if "/" in pattern:
+        network = ipaddress.ip_network(pattern, strict=False)
+        return lambda address: address.version == network.version and address in network
+    if "-" in pattern:
+        low_text, high_text = pattern.split("-", 1)
+        low, high = ipaddress.ip_address(low_text), ipaddress.ip_address(high_text)
+        return lambda address: address.version == low.version and low <= address <= high  # type: ignore[operator]
+    single = ipaddress.ip_address(pattern)
+    return lambda address: address == single
+
+
+def _ip_match(texts: pa.ChunkedArray, patterns: pa.ChunkedArray) -> pa.Array:
+    values = texts.to_pylist()
+    pattern_list = patterns.to_pylist()
+    out: list[bool | None] = []
+    for text, pattern in zip(values, pattern_list, strict=True):
+        if text is None or pattern is None:
+            out.append(None)
+            continue
+        test = ip_predicate(pattern)
+        out.append(any(test(address) for address in find_addresses(text)))
+    return pa.array(out, pa.bool_())
+
+
+def _template(
+    templates: pa.ChunkedArray,
+    kinds: pa.ChunkedArray,
+    labels: pa.ChunkedArray,
+    lines: pa.ChunkedArray,
+    timestamps: pa.ChunkedArray,
+) -> pa.Array:
+    from svc.query.templates import TemplateError, render_batch
+
+    text = templates[0].as_py() if len(templates) else ""
+    kind = kinds[0].as_py() if len(kinds) else "line"
+    try:
+        template = _parsed_template(text, kind)
+    except TemplateError as exc:
+        errors = pa.array([str(exc)] * len(lines), pa.string())
+        return pa.StructArray.from_arrays(
+            [pa.nulls(len(lines), pa.string()), errors], names=["text", "error"]
+        )
+    rendered, errors = render_batch(
+        template, labels.combine_chunks(), lines.combine_chunks(), timestamps.combine_chunks()
+    )
+    return pa.StructArray.from_arrays([rendered, errors], names=["text", "error"])
+
+
+@lru_cache(maxsize=256)
+def _parsed_template(text: str, kind: str) -> Any:
+    from svc.query.templates import parse_template
+
+    return parse_template(text, name=kind)
+
+
+def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
+    """Make the compiler's helper functions callable on ``connection`` and its cursors."""
+    connection.create_function(
+        UDF_IP_MATCH,
+        _ip_match,
+        ["VARCHAR", "VARCHAR"],
+        "BOOLEAN",
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
+    )
+    connection.create_function(
+        UDF_TEMPLATE,
+        _template,
+        ["VARCHAR", "VARCHAR", "MAP(VARCHAR, VARCHAR)", "VARCHAR", "BIGINT"],
+        "STRUCT(text VARCHAR, error VARCHAR)",
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
+    )
