@@ -152,9 +152,9 @@ class Store:
         """Stop accepting writes, optionally flush the head, and close everything."""
         self.read_only = True
         self.stop_flusher()
-        self.wal.stop()
         if flush:
-            self.flush()
+            self.flush()  # while the WAL still runs: the flush rotates and retires segments
+        self.wal.stop()
         self.catalog.close()
 
     # write path ----------------------------------------------------------------------
