@@ -57,6 +57,8 @@ class LogQueryPlan:
 
     select: exp.Select
     labels_final: bool
+    limit: int | None = None
+    backward: bool = True
 
     def sql(self) -> str:
         """The query text in DuckDB's dialect."""
@@ -97,7 +99,8 @@ def compile_log_query(
             )
             .order_by(order)
         )
-        return LogQueryPlan(select.limit(limit) if limit is not None else select, False)
+        select = select.limit(limit) if limit is not None else select
+        return LogQueryPlan(select, False, limit, direction is Direction.BACKWARD)
     rest = stages[leading:]
     source = _source(query.selector.matchers, [*_time_range(start_ns, end_ns), *line_filters])
     first = compile_pipeline(source, rest, wanted=frozenset())
@@ -130,7 +133,7 @@ def compile_log_query(
         .from_(second.select.subquery("p3"))
         .order_by(order.copy())
     )
-    return LogQueryPlan(select, True)
+    return LogQueryPlan(select, True, limit, direction is Direction.BACKWARD)
 
 
 def _time_range(start_ns: int, end_ns: int) -> list[exp.Expr]:

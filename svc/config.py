@@ -226,6 +226,9 @@ class QuerierConfig:
 
     multi_tenant_queries_enabled: bool = setting(False, "Accept `a|b` tenant lists on queries.")
     max_concurrent: int = setting(4, "Queries executed at once.")
+    log_scan_group_rows: int = setting(
+        4_000_000, "Rows a limited log query reads before checking whether it can stop."
+    )
 
 
 @dataclass

@@ -91,7 +91,11 @@ class Runtime:
         rt = cls(
             config=config,
             store=store,
-            engine=QueryEngine(store, timeout_seconds=config.limits_config.query_timeout),
+            engine=QueryEngine(
+                store,
+                timeout_seconds=config.limits_config.query_timeout,
+                scan_group_rows=config.querier.log_scan_group_rows,
+            ),
             resolver=TenantResolver(
                 auth_enabled=config.auth_enabled,
                 no_auth_tenant=config.no_auth_tenant,

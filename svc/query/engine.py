@@ -21,6 +21,7 @@ from logql_to_sql.dialect import DIALECT
 from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import GatewayTimeoutError
 from svc.query.udfs import register_udfs
+from svc.storage.catalog import FileEntry
 from svc.storage.store import Store, StoreView
 
 __all__ = ["QueryEngine", "ScanStats"]
@@ -51,8 +52,16 @@ class ScanStats:
 class QueryEngine:
     """Executes plans for one tenant at a time on a shared in-process DuckDB."""
 
-    def __init__(self, store: Store, *, timeout_seconds: float, threads: int = 2) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        timeout_seconds: float,
+        scan_group_rows: int = 4_000_000,
+        threads: int = 2,
+    ) -> None:
         self.store = store
+        self.scan_group_rows = scan_group_rows
         self.timeout_seconds = timeout_seconds
         self._db = duckdb.connect(config={"threads": threads})
         register_udfs(self._db)
@@ -62,12 +71,41 @@ class QueryEngine:
     def run_log_query(
         self, tenant: str, plan: LogQueryPlan, start_ns: int, end_ns: int
     ) -> tuple[pa.Table, StoreView, ScanStats]:
-        """Rows (ts, stream_id, line, metadata) of a log query, with its view and stats."""
+        """Rows of a log query, with its view and what it scanned.
+
+        With a limit, files are read newest first (oldest first going forward) in small
+        groups; once ``limit`` rows are found, files that cannot hold a row beyond the
+        current cut-off are never opened.
+        """
         view = self.store.view(tenant, start_ns, end_ns)
-        stats = _scan_stats(view)
-        table = self.execute(plan.select, view, stats)
-        stats.returned = table.num_rows
-        return table, view, stats
+        stats = ScanStats()
+        if plan.limit is None:
+            _add_scan(stats, view.files, view.head_tables)
+            table = self.execute(plan.select, view, stats)
+            stats.returned = table.num_rows
+            return table, view, stats
+        files = sorted(
+            view.files,
+            key=(lambda f: -f.max_ts) if plan.backward else (lambda f: f.min_ts),
+        )
+        found: pa.Table | None = None
+        heads = view.head_tables
+        while True:
+            group, files = _next_group(files, self.scan_group_rows)
+            part = StoreView(view.lake_root, group, heads, view.streams)
+            _add_scan(stats, group, heads)
+            rows = self.execute(plan.select, part, stats)
+            found = rows if found is None else _top(found, rows, plan.limit, plan.backward)
+            heads = []
+            if found.num_rows >= plan.limit:
+                cut = found["ts"][found.num_rows - 1].as_py()
+                files = [
+                    f for f in files if (f.max_ts >= cut if plan.backward else f.min_ts <= cut)
+                ]
+            if not files:
+                break
+        stats.returned = found.num_rows
+        return found, view, stats
 
     def execute(self, select: exp.Select, view: StoreView, stats: ScanStats) -> pa.Table:
         """Bind ``logs``/``streams`` to the view, run, return the Arrow result."""
@@ -126,13 +164,29 @@ class QueryEngine:
         self._db.close()
 
 
-def _scan_stats(view: StoreView) -> ScanStats:
-    stats = ScanStats(files=len(view.files))
-    for f in view.files:
+def _next_group(files: list[FileEntry], group_rows: int) -> tuple[list[FileEntry], list[FileEntry]]:
+    """The next files to scan together: at least one, about ``group_rows`` rows."""
+    rows = 0
+    for index, entry in enumerate(files):
+        rows += entry.rows
+        if rows >= group_rows:
+            return files[: index + 1], files[index + 1 :]
+    return files, []
+
+
+def _top(found: pa.Table, more: pa.Table, limit: int, backward: bool) -> pa.Table:
+    """The first ``limit`` rows of both tables in query order."""
+    merged = pa.concat_tables([found, more])
+    order = "descending" if backward else "ascending"
+    return merged.sort_by([("ts", order)]).slice(0, limit)
+
+
+def _add_scan(stats: ScanStats, files: list[FileEntry], heads: list[pa.Table]) -> None:
+    stats.files += len(files)
+    for f in files:
         stats.file_rows += f.rows
         stats.file_line_bytes += f.line_bytes
         stats.file_bytes += f.file_bytes
-    for table in view.head_tables:
+    for table in heads:
         stats.head_rows += table.num_rows
         stats.head_line_bytes += table["line"].nbytes
-    return stats

@@ -111,3 +111,23 @@ def test_wal_replay_then_flush_keeps_entries_once(make_server: Callable[..., Ser
     srv.start()  # nothing left to replay
     with srv.client("t") as client:
         assert _lines(client, '{app="r"}') == sorted(f"r{i}" for i in range(10))
+
+
+def test_limited_queries_stop_reading_older_files(make_server: Callable[..., Server]) -> None:
+    srv = make_server({"querier": {"log_scan_group_rows": 1}})
+    for hour in range(4):
+        with srv.client("t") as client:
+            entries = [(BASE + hour * 3600 * 10**9 + i, f"h{hour} e{i}") for i in range(5)]
+            push(client, [({"app": "s"}, entries)])
+        srv.restart()  # one Parquet file per hour
+    with srv.client("t") as client:
+        window = {"start": str(BASE), "end": str(BASE + 5 * 3600 * 10**9)}
+        newest = query_range(client, '{app="s"} |= "e"', limit="3", **window)
+        oldest = query_range(
+            client, '{app="s"} | logfmt | __error__=""', limit="2", direction="forward", **window
+        )
+        everything = query_range(client, '{app="s"}', limit="100", **window)
+    assert [v[1] for v in stream_values(newest)[0][1]] == ["h3 e4", "h3 e3", "h3 e2"]
+    assert [v[1] for v in stream_values(oldest)[0][1]] == ["h0 e0", "h0 e1"]
+    scanned = lambda data: data["stats"]["querier"]["store"]["totalChunksRef"]  # noqa: E731
+    assert (scanned(newest), scanned(oldest), scanned(everything)) == (1, 1, 4)
