@@ -36,6 +36,9 @@ __all__ = [
     "compile_log_query",
     "compile_pipeline",
     "compile_stream_matchers",
+    "entry_source",
+    "final_labels",
+    "time_range",
 ]
 
 
@@ -93,7 +96,7 @@ def compile_log_query(
                     exp.column("stream_id").isin(
                         query=compile_stream_matchers(query.selector.matchers)
                     ),
-                    *_time_range(start_ns, end_ns),
+                    *time_range(start_ns, end_ns),
                     *line_filters,
                 )
             )
@@ -102,7 +105,7 @@ def compile_log_query(
         select = select.limit(limit) if limit is not None else select
         return LogQueryPlan(select, False, limit, direction is Direction.BACKWARD)
     rest = stages[leading:]
-    source = _source(query.selector.matchers, [*_time_range(start_ns, end_ns), *line_filters])
+    source = entry_source(query.selector.matchers, [*time_range(start_ns, end_ns), *line_filters])
     first = compile_pipeline(source, rest, wanted=frozenset())
     survivors = (
         exp.select(
@@ -136,14 +139,15 @@ def compile_log_query(
     return LogQueryPlan(select, True, limit, direction is Direction.BACKWARD)
 
 
-def _time_range(start_ns: int, end_ns: int) -> list[exp.Expr]:
+def time_range(start_ns: int, end_ns: int) -> list[exp.Expr]:
+    """``start_ns <= ts < end_ns``."""
     return [
         exp.GTE(this=exp.column("ts"), expression=exp.Literal.number(start_ns)),
         exp.LT(this=exp.column("ts"), expression=exp.Literal.number(end_ns)),
     ]
 
 
-def _source(matchers: tuple[ast.Matcher, ...], conditions: list[exp.Expr]) -> exp.Select:
+def entry_source(matchers: tuple[ast.Matcher, ...], conditions: list[exp.Expr]) -> exp.Select:
     """Entries of matching streams with their stream labels, under ``conditions``."""
     where = [_stream_matcher(m, exp.column("labels", table="streams")) for m in matchers]
     qualified = [

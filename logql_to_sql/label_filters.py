@@ -17,7 +17,15 @@ from logql_to_sql import ast
 from logql_to_sql.dialect import UDF_IP_MATCH, sql
 from logql_to_sql.label_regex import label_regex_condition
 
-__all__ = ["Check", "compile_label_filter", "label_value"]
+__all__ = [
+    "Check",
+    "Conversion",
+    "bytes_of",
+    "compile_label_filter",
+    "float_of",
+    "label_value",
+    "seconds_of",
+]
 
 _COMPARE = {
     ast.CompareOp.EQ: exp.EQ,
@@ -74,11 +82,11 @@ def compile_label_filter(node: ast.LabelFilter) -> Check:
     if isinstance(node, ast.StringLabelFilter):
         return _string(node.matcher)
     if isinstance(node, ast.NumericLabelFilter):
-        return _converted(node.name, node.op, _float_of, node.value)
+        return _converted(node.name, node.op, float_of, node.value)
     if isinstance(node, ast.DurationLabelFilter):
-        return _converted(node.name, node.op, _seconds_of, node.value_ns / 1e9)
+        return _converted(node.name, node.op, seconds_of, node.value_ns / 1e9)
     if isinstance(node, ast.BytesLabelFilter):
-        return _converted(node.name, node.op, _bytes_of, float(node.value))
+        return _converted(node.name, node.op, bytes_of, float(node.value))
     return _ip(node)
 
 
@@ -94,19 +102,19 @@ def _string(matcher: ast.Matcher) -> Check:
 
 
 @dataclass(frozen=True)
-class _Conversion:
+class Conversion:
     value: exp.Expr
     error: exp.Expr
 
 
-def _float_of(text: exp.Expr) -> _Conversion:
-    return _Conversion(
+def float_of(text: exp.Expr) -> Conversion:
+    return Conversion(
         sql("TRY_CAST(:t AS DOUBLE)", t=text),
         sql("'strconv.ParseFloat: parsing ' || to_json(:t) || ': invalid syntax'", t=text.copy()),
     )
 
 
-def _seconds_of(text: exp.Expr) -> _Conversion:
+def seconds_of(text: exp.Expr) -> Conversion:
     value = sql(
         "CASE WHEN regexp_full_match(:t, :valid) THEN "
         "(CASE WHEN starts_with(:t, '-') THEN -1 ELSE 1 END) * list_sum(list_transform("
@@ -128,10 +136,10 @@ def _seconds_of(text: exp.Expr) -> _Conversion:
         "ELSE 'time: invalid duration ' || to_json(:t) END",
         t=text.copy(),
     )
-    return _Conversion(value, error)
+    return Conversion(value, error)
 
 
-def _bytes_of(text: exp.Expr) -> _Conversion:
+def bytes_of(text: exp.Expr) -> Conversion:
     value = sql(
         "TRY_CAST(replace(regexp_extract(:t, :re, 1), ',', '') AS DOUBLE) * "
         "CASE lower(regexp_extract(:t, :re, 2)) "
@@ -154,11 +162,11 @@ def _bytes_of(text: exp.Expr) -> _Conversion:
         "|| ': invalid syntax'",
         t=text.copy(),
     )
-    return _Conversion(value, error)
+    return Conversion(value, error)
 
 
 def _converted(
-    name: str, op: ast.CompareOp, convert: Callable[[exp.Expr], _Conversion], target: float
+    name: str, op: ast.CompareOp, convert: Callable[[exp.Expr], Conversion], target: float
 ) -> Check:
     raw = label_value(name)
     conversion = convert(raw)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 from typing import Any
 
 from litestar import Request, Response, get, post
 
 import logql_to_sql
 from logql_to_sql import ast
+from logql_to_sql.range_aggregation import Grid
 from svc.api.common import api_paths, org_header, request_params, runtime
 from svc.api.params import (
     Params,
@@ -22,6 +25,13 @@ from svc.api.params import (
 from svc.api.responses import json_response, stats_object
 from svc.errors import BadRequestError
 from svc.query.log_queries import LogQueryRequest, run_log_query
+from svc.query.metric_queries import (
+    MetricResult,
+    format_sample_time,
+    format_sample_value,
+    range_grid,
+    run_metric_query,
+)
 from svc.query.streams import ResultStream
 from svc.runtime import Runtime
 
@@ -95,7 +105,14 @@ async def _query_range(request: Request[Any, Any, Any]) -> Response[bytes]:
     interval = interval_param(params)
     rt.require_ready()
     if not isinstance(expr, ast.LogQuery):
-        raise BadRequestError("metric queries are not supported yet")
+        step = step_param(params, window)
+        grid = range_grid(
+            window.start_ns,
+            window.end_ns,
+            step,
+            align=rt.config.query_range.align_queries_with_step,
+        )
+        return await _metric_query(rt, tenant, expr, grid, instant=False)
     return await _log_query(
         rt,
         tenant,
@@ -107,12 +124,63 @@ async def _query_range(request: Request[Any, Any, Any]) -> Response[bytes]:
 async def query(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Instant query: metric queries only."""
     rt = runtime(request)
-    _tenant(rt, request)
+    tenant = _tenant(rt, request)
     params = await request_params(request)
     expr = parse_query(params)
     limit_param(params, maximum=rt.config.limits_config.max_entries_limit_per_query)
     direction_param(params)
-    timestamp_param(params, "time", 0)
+    at = timestamp_param(params, "time", time.time_ns())
     if isinstance(expr, ast.LogQuery):
         raise BadRequestError(_LOG_INSTANT_MESSAGE)
-    raise BadRequestError("metric queries are not supported yet")
+    rt.require_ready()
+    return await _metric_query(rt, tenant, expr, Grid(at, 1_000_000, 1), instant=True)
+
+
+async def _metric_query(
+    rt: Runtime, tenant: str, expr: ast.MetricExpr, grid: Grid, *, instant: bool
+) -> Response[bytes]:
+    result, stats = await asyncio.to_thread(
+        run_metric_query,
+        rt.engine,
+        tenant,
+        expr,
+        grid,
+        max_series=rt.config.limits_config.max_query_series,
+        instant=instant,
+    )
+    kind, payload = metric_payload(result, instant=instant)
+    return json_response(
+        {
+            "status": "success",
+            "data": {"resultType": kind, "result": payload, "stats": stats_object(stats)},
+        }
+    )
+
+
+def metric_payload(result: MetricResult, *, instant: bool) -> tuple[str, Any]:
+    """``(resultType, result)`` of a metric query: matrix, vector or scalar."""
+    grid = result.grid
+
+    def at(k: int) -> int | float:
+        return format_sample_time(grid.start_ns + k * grid.step_ns)
+
+    if instant and result.scalar:
+        points = result.series[0].points if result.series else [(0, math.nan)]
+        k, value = points[-1]
+        return "scalar", [
+            (grid.start_ns + k * grid.step_ns) // 1_000_000,
+            format_sample_value(value),
+        ]
+    if instant:
+        return "vector", [
+            {"metric": dict(s.labels), "value": [at(k), format_sample_value(v)]}
+            for s in result.series
+            for k, v in s.points
+        ]
+    return "matrix", [
+        {
+            "metric": dict(s.labels),
+            "values": [[at(k), format_sample_value(v)] for k, v in s.points],
+        }
+        for s in result.series
+    ]

@@ -1,0 +1,296 @@
+"""Range aggregations -> SQL over an evaluation grid (LOGQL.md 6.1-6.3).
+
+The grid is ``t_k = start + k * step`` for ``k`` in ``[0, steps)``. An entry at ``ts``
+belongs to the window of step ``k`` when ``t_k - range - offset < ts <= t_k - offset``, i.e.
+for ``k`` from ``kmin = ceil((ts + offset - start) / step)`` to
+``kmax = ceil((ts + offset + range - start) / step) - 1``. Entries are first reduced to
+partial aggregates per series and ``(kmin, kmax)``, then each partial is spread over its
+steps and combined: the work per entry is one pass, whatever ``range / step`` is.
+
+Every sample relation has the columns ``labels`` (sorted ``LIST(STRUCT(key, value))``),
+``k`` (step index) and ``v`` (DOUBLE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from logql_to_sql import ast
+from logql_to_sql.compiler import compile_pipeline, entry_source, final_labels, time_range
+from logql_to_sql.dialect import sql
+from logql_to_sql.errors import UnsupportedError
+from logql_to_sql.hints import Needed
+from logql_to_sql.label_filters import bytes_of, compile_label_filter, float_of, seconds_of
+from logql_to_sql.rewrites import hoist_line_filters
+from logql_to_sql.stages import line_filter_condition
+
+__all__ = [
+    "Grid",
+    "RangePlan",
+    "absent_labels",
+    "compile_range_aggregation",
+    "grouped_labels",
+]
+
+R = ast.RangeOp
+_COUNTING = {R.COUNT_OVER_TIME, R.RATE, R.ABSENT_OVER_TIME}
+_BYTES = {R.BYTES_OVER_TIME, R.BYTES_RATE}
+_PER_SECOND = {R.RATE, R.BYTES_RATE}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Evaluation times ``start_ns + k * step_ns`` for ``k < steps``."""
+
+    start_ns: int
+    step_ns: int
+    steps: int
+
+    @property
+    def end_ns(self) -> int:
+        """The last evaluation time."""
+        return self.start_ns + (self.steps - 1) * self.step_ns
+
+
+@dataclass(frozen=True)
+class RangePlan:
+    """Samples of a range aggregation, and a query finding an entry that failed."""
+
+    samples: exp.Select
+    error_probe: exp.Select | None
+
+
+def grouped_labels(labels: exp.Expr, grouping: ast.Grouping | None) -> exp.Expr:
+    """``labels`` reduced by ``by (...)`` (keep) or ``without (...)`` (drop)."""
+    if grouping is None:
+        return labels
+    test = (
+        "NOT list_contains(:names, e.key)" if grouping.without else "list_contains(:names, e.key)"
+    )
+    return sql("list_filter(:l, e -> " + test + ")", l=labels, names=list(grouping.labels))
+
+
+def compile_range_aggregation(
+    node: ast.RangeAggregation, grid: Grid, grouping: ast.Grouping | None = None
+) -> RangePlan:
+    """Samples of ``node`` on ``grid``; ``grouping`` (a pushed-down ``sum by``) pools
+    series like a range-op grouping does."""
+    group = grouping or node.grouping
+    log_range = node.range
+    if node.op is R.RATE_COUNTER:
+        raise UnsupportedError("rate_counter")
+    lo = grid.start_ns - log_range.range_ns - log_range.offset_ns
+    hi = grid.end_ns - log_range.offset_ns
+    time_window = [*time_range(lo + 1, hi + 1)]
+    stages = hoist_line_filters(log_range.stages)
+    leading = 0
+    while leading < len(stages) and isinstance(stages[leading], ast.LineFilter):
+        leading += 1
+    line_filters = [
+        line_filter_condition(s, exp.column("line"))
+        for s in stages[:leading]
+        if isinstance(s, ast.LineFilter)
+    ]
+    rest = stages[leading:]
+    if not rest and log_range.unwrap is None:
+        entries, probe = _label_only_entries(node, log_range, [*time_window, *line_filters]), None
+    else:
+        entries, probe = _pipeline_entries(
+            node, log_range, rest, [*time_window, *line_filters], _wanted(group, log_range)
+        )
+    samples = _aggregate(node, entries, grid, group)
+    if probe is not None and group is not None and "__error__" in _kept_names(group):
+        probe = None
+    return RangePlan(samples, probe)
+
+
+def _kept_names(grouping: ast.Grouping) -> set[str]:
+    return set() if grouping.without else set(grouping.labels)
+
+
+def _wanted(grouping: ast.Grouping | None, log_range: ast.LogRange) -> Needed:
+    if grouping is None or grouping.without:
+        return None
+    names = set(grouping.labels)
+    if log_range.unwrap is not None:
+        names.add(log_range.unwrap.label)
+    return frozenset(names)
+
+
+def _entry_value(op: ast.RangeOp) -> exp.Expr:
+    if op in _BYTES:
+        return sql("CAST(strlen(line) AS DOUBLE)")
+    return sql("CAST(1 AS DOUBLE)")
+
+
+def _label_only_entries(
+    node: ast.RangeAggregation, log_range: ast.LogRange, conditions: list[exp.Expr]
+) -> exp.Select:
+    """Entries of a range without parsers: labels are the stream's plus its metadata."""
+    source = entry_source(log_range.selector.matchers, conditions)
+    labels = sql(
+        "list_sort(map_entries(map_concat(labels, CASE WHEN metadata IS NULL THEN MAP {} ELSE "
+        "map_from_entries(list_transform(map_entries(metadata), e -> {'key': CASE WHEN "
+        "list_contains(map_keys(labels), e.key) THEN e.key || '_extracted' ELSE e.key END, "
+        "'value': e.value})) END)))"
+    )
+    return exp.select(
+        exp.column("ts"),
+        labels.as_("labels"),
+        _entry_value(node.op).as_("v"),
+    ).from_(source.subquery("src"))
+
+
+def _pipeline_entries(
+    node: ast.RangeAggregation,
+    log_range: ast.LogRange,
+    stages: tuple[ast.Stage, ...],
+    conditions: list[exp.Expr],
+    wanted: Needed,
+) -> tuple[exp.Select, exp.Select]:
+    """Entries after the pipeline (and unwrap); plus a probe for entries with an error."""
+    frame = compile_pipeline(entry_source(log_range.selector.matchers, conditions), stages, wanted)
+    unwrap = log_range.unwrap
+    if unwrap is None:
+        value = _entry_value(node.op)
+        rows = frame.select
+        labels = final_labels()
+    else:
+        raw = sql("lbl[:n]", n=unwrap.label)
+        conversion = {
+            None: float_of,
+            ast.UnwrapConversion.BYTES: bytes_of,
+            ast.UnwrapConversion.DURATION: seconds_of,
+            ast.UnwrapConversion.DURATION_SECONDS: seconds_of,
+        }[unwrap.conversion](raw.copy())
+        converted = frame.next(
+            where=sql(":r IS NOT NULL AND :r <> ''", r=raw.copy()),
+            extras={"uv": sql("coalesce(:v, 0)", v=conversion.value.copy())},
+            lbl=sql(
+                "map_from_entries(list_filter(map_entries(lbl), e -> e.key <> :n))",
+                n=unwrap.label,
+            ),
+            err=sql(
+                "CASE WHEN :v IS NULL THEN 'SampleExtractionErr' ELSE err END",
+                v=conversion.value.copy(),
+            ),
+            errd=sql(
+                "CASE WHEN :v IS NULL THEN :d ELSE errd END",
+                v=conversion.value.copy(),
+                d=conversion.error,
+            ),
+        )
+        for post in unwrap.post_filters:
+            check = compile_label_filter(post)
+            converted = converted.next(
+                where=check.keep,
+                extras={"uv": exp.column("uv")},
+                err=sql("CASE WHEN err IS NULL THEN :e ELSE err END", e=check.error),
+                errd=sql("CASE WHEN err IS NULL THEN :d ELSE errd END", d=check.details),
+            )
+        rows = converted.select
+        value = exp.column("uv")
+        labels = final_labels()
+    entries = exp.select(
+        exp.column("ts"),
+        sql("list_sort(map_entries(:m))", m=labels).as_("labels"),
+        value.as_("v"),
+    ).from_(rows.subquery("pipe"))
+    probe = (
+        exp.select(
+            sql("list_sort(map_entries(:m))", m=final_labels()).as_("labels"),
+            exp.column("err"),
+        )
+        .from_(rows.copy().subquery("pipe"))
+        .where(sql("err IS NOT NULL"))
+        .limit(1)
+    )
+    return entries, probe
+
+
+def _bounds(grid: Grid, log_range: ast.LogRange) -> tuple[exp.Expr, exp.Expr]:
+    base = grid.start_ns - log_range.offset_ns
+    kmin = sql(
+        "greatest(CAST(ceil(CAST(ts - :b AS DOUBLE) / :s) AS BIGINT), 0)",
+        b=base,
+        s=grid.step_ns,
+    )
+    kmax = sql(
+        "least(CAST(ceil(CAST(ts - :b AS DOUBLE) / :s) AS BIGINT) - 1, :last)",
+        b=base - log_range.range_ns,
+        s=grid.step_ns,
+        last=grid.steps - 1,
+    )
+    return kmin, kmax
+
+
+_PARTIALS: dict[ast.RangeOp, tuple[str, str]] = {
+    R.COUNT_OVER_TIME: ("sum(v)", "sum(p)"),
+    R.RATE: ("sum(v)", "sum(p) / :range_s"),
+    R.BYTES_OVER_TIME: ("sum(v)", "sum(p)"),
+    R.BYTES_RATE: ("sum(v)", "sum(p) / :range_s"),
+    R.SUM_OVER_TIME: ("sum(v)", "sum(p)"),
+    R.MIN_OVER_TIME: ("min(v)", "min(p)"),
+    R.MAX_OVER_TIME: ("max(v)", "max(p)"),
+    R.AVG_OVER_TIME: ("{'s': sum(v), 'n': count(*)}", "sum(p.s) / sum(p.n)"),
+    R.STDVAR_OVER_TIME: (
+        "{'s': sum(v), 'q': sum(v * v), 'n': count(*)}",
+        "greatest(sum(p.q) / sum(p.n) - pow(sum(p.s) / sum(p.n), 2), 0)",
+    ),
+    R.STDDEV_OVER_TIME: (
+        "{'s': sum(v), 'q': sum(v * v), 'n': count(*)}",
+        "sqrt(greatest(sum(p.q) / sum(p.n) - pow(sum(p.s) / sum(p.n), 2), 0))",
+    ),
+    R.QUANTILE_OVER_TIME: ("list(v)", "list_aggregate(flatten(list(p)), 'quantile_cont', :phi)"),
+    R.FIRST_OVER_TIME: ("min({'t': ts, 'v': v})", "min(p).v"),
+    R.LAST_OVER_TIME: ("max({'t': ts, 'v': v})", "max(p).v"),
+    R.ABSENT_OVER_TIME: ("count(*)", "sum(p)"),
+}
+
+
+def _aggregate(
+    node: ast.RangeAggregation, entries: exp.Select, grid: Grid, group: ast.Grouping | None
+) -> exp.Select:
+    kmin, kmax = _bounds(grid, node.range)
+    partial, final = _PARTIALS[node.op]
+    if node.op is R.RATE and node.range.unwrap is not None:
+        partial, final = "sum(v)", "sum(p) / :range_s"
+    placed = exp.select(
+        grouped_labels(exp.column("labels"), group).as_("labels"),
+        kmin.as_("kmin"),
+        kmax.as_("kmax"),
+        exp.column("ts"),
+        exp.column("v"),
+    ).from_(entries.subquery("e"))
+    partials = (
+        exp.select("labels", "kmin", "kmax", sql(partial).as_("p"))
+        .from_(placed.subquery("placed"))
+        .where(sql("kmin <= kmax"))
+        .group_by("labels", "kmin", "kmax")
+    )
+    spread = exp.select("labels", sql("unnest(range(kmin, kmax + 1))").as_("k"), "p").from_(
+        partials.subquery("partials")
+    )
+    phi = node.param if node.param is not None else 0.0
+    value = sql(final, range_s=node.range.range_ns / 1e9, phi=min(max(phi, 0.0), 1.0))
+    if node.op is R.QUANTILE_OVER_TIME and (phi > 1 or phi < 0):
+        value = sql("CAST(:inf AS DOUBLE)", inf="Infinity" if phi > 1 else "-Infinity")
+    return (
+        exp.select("labels", "k", sql("CAST(:v AS DOUBLE)", v=value).as_("v"))
+        .from_(spread.subquery("spread"))
+        .group_by("labels", "k")
+    )
+
+
+def absent_labels(selector: ast.StreamSelector) -> list[tuple[str, str]]:
+    """Labels of ``absent_over_time``'s sample: the ``=`` matchers of names used once."""
+    counts: dict[str, int] = {}
+    for matcher in selector.matchers:
+        counts[matcher.name] = counts.get(matcher.name, 0) + 1
+    return sorted(
+        (m.name, m.value)
+        for m in selector.matchers
+        if m.op is ast.MatchOp.EQ and counts[m.name] == 1
+    )

@@ -1,0 +1,163 @@
+"""Metric queries end to end: evaluation grid, probes for pipeline errors, run, shape.
+
+The result of ``run_metric_query`` is a ``MetricResult``: series (sorted label pairs and
+``(step index, value)`` points) plus how to present them (matrix, vector or scalar).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+
+from logql_to_sql import ast
+from logql_to_sql.metrics import compile_metric_query
+from logql_to_sql.range_aggregation import Grid
+from svc.errors import BadRequestError
+from svc.ingest.labels import label_key
+from svc.query.engine import QueryEngine, ScanStats
+
+__all__ = [
+    "MetricResult",
+    "format_sample_value",
+    "format_sample_time",
+    "range_grid",
+    "run_metric_query",
+]
+
+MAX_SERIES_MESSAGE = (
+    "maximum number of series ({n}) reached for a single query; consider reducing query "
+    "cardinality by adding more specific stream selectors, reducing the time range, or "
+    "aggregating results with functions like sum(), count() or topk()"
+)
+
+Labels = tuple[tuple[str, str], ...]
+
+
+@dataclass
+class Series:
+    """One labelled series of points ``(step index, value)``, oldest first."""
+
+    labels: Labels
+    points: list[tuple[int, float]]
+
+
+@dataclass
+class MetricResult:
+    """Samples of a metric query on its grid."""
+
+    grid: Grid
+    series: list[Series]
+    scalar: bool
+    order: str | None
+
+
+def range_grid(start_ns: int, end_ns: int, step_ns: int, *, align: bool) -> Grid:
+    """Steps of a range query; with ``align``, start rounds down and end up to the step."""
+    if align:
+        start_ns = start_ns // step_ns * step_ns
+        end_ns = -(-end_ns // step_ns) * step_ns
+    return Grid(start_ns, step_ns, (end_ns - start_ns) // step_ns + 1)
+
+
+def run_metric_query(
+    engine: QueryEngine,
+    tenant: str,
+    expr: ast.MetricExpr,
+    grid: Grid,
+    *,
+    max_series: int,
+    instant: bool,
+) -> tuple[MetricResult, ScanStats]:
+    """Evaluate ``expr`` on ``grid`` for ``tenant``; raise 400 on pipeline errors."""
+    plan = compile_metric_query(expr, grid)
+    lookback = _max_lookback(expr)
+    view = engine.store.view(tenant, grid.start_ns - lookback, grid.end_ns + 1)
+    stats = ScanStats()
+    _count_scan(stats, view)
+    for probe in plan.error_probes:
+        found = engine.execute(probe, view, stats)
+        if found.num_rows:
+            raise BadRequestError(_pipeline_error(found))
+    ordered = plan.select
+    table = engine.execute(ordered, view, stats)
+    series = _series(table, plan.order)
+    count = sum(len(s.points) for s in series) if instant else len(series)
+    if count > max_series:
+        raise BadRequestError(MAX_SERIES_MESSAGE.format(n=max_series))
+    stats.returned = sum(len(s.points) for s in series)
+    return MetricResult(grid, series, plan.scalar, plan.order), stats
+
+
+def _max_lookback(expr: ast.Expr) -> int:
+    if isinstance(expr, ast.RangeAggregation):
+        return expr.range.range_ns + max(expr.range.offset_ns, 0)
+    children = [getattr(expr, name) for name in ("expr", "left", "right") if hasattr(expr, name)]
+    return max((_max_lookback(child) for child in children), default=0)
+
+
+def _count_scan(stats: ScanStats, view: Any) -> None:
+    stats.files = len(view.files)
+    for entry in view.files:
+        stats.file_rows += entry.rows
+        stats.file_line_bytes += entry.line_bytes
+        stats.file_bytes += entry.file_bytes
+    for table in view.head_tables:
+        stats.head_rows += table.num_rows
+        stats.head_line_bytes += table["line"].nbytes
+
+
+def _pipeline_error(found: pa.Table) -> str:
+    row = found.to_pylist()[0]
+    labels = tuple((e["key"], e["value"]) for e in row["labels"])
+    error = row["err"]
+    return (
+        f"pipeline error: '{error}' for series: '{label_key(labels)}'.\n"
+        f'Use a label filter to intentionally skip this error. (e.g | __error__!="{error}").\n'
+        'To skip all potential errors you can match empty errors.(e.g __error__="")\n'
+        'The label filter can also be specified after unwrap. (e.g | unwrap latency | __error__="" )\n'
+    )
+
+
+def _series(table: pa.Table, order: str | None) -> list[Series]:
+    by_labels: dict[Labels, Series] = {}
+    data = table.to_pydict()
+    for labels, k, v in zip(data["labels"], data["k"], data["v"], strict=True):
+        key = tuple((e["key"], e["value"]) for e in labels)
+        series = by_labels.get(key)
+        if series is None:
+            series = by_labels[key] = Series(key, [])
+        series.points.append((k, v))
+    result = list(by_labels.values())
+    for series in result:
+        series.points.sort()
+    result.sort(key=lambda s: [(n.encode(), v.encode()) for n, v in s.labels])
+    if order is not None:
+        result.sort(key=lambda s: _sort_value(s, order))
+    return result
+
+
+def _sort_value(series: Series, order: str) -> tuple[bool, float]:
+    value = series.points[-1][1] if series.points else math.nan
+    nan = math.isnan(value)
+    return nan, (value if order == "asc" else -value) if not nan else 0.0
+
+
+def format_sample_value(value: float) -> str:
+    """Shortest decimal text without exponent, as the reference prints sample values."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == int(value):
+        return str(int(value))
+    return format(Decimal(repr(value)), "f")
+
+
+def format_sample_time(ns: int) -> int | float:
+    """Unix seconds with at most millisecond precision, integral when whole."""
+    ms = ns // 1_000_000
+    return ms // 1000 if ms % 1000 == 0 else ms / 1000
