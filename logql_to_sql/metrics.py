@@ -285,11 +285,11 @@ def _comparison_holds(op: ast.BinaryOpType, left: exp.Expr, right: exp.Expr) -> 
 
 
 def _scalar_join(node: ast.BinaryOp, left: _Rel, right: _Rel) -> exp.Select:
-    l, r = exp.column("v", table="a"), exp.column("v", table="b")
+    lv, rv = exp.column("v", table="a"), exp.column("v", table="b")
     value = (
-        sql("CAST(:c AS DOUBLE)", c=_comparison_holds(node.op, l, r))
+        sql("CAST(:c AS DOUBLE)", c=_comparison_holds(node.op, lv, rv))
         if node.op.is_comparison
-        else _substitute(_ARITHMETIC[node.op], l, r)
+        else _substitute(_ARITHMETIC[node.op], lv, rv)
     )
     return (
         exp.select(sql(_EMPTY_LABELS).as_("labels"), exp.column("k", table="a"), value.as_("v"))
@@ -300,14 +300,14 @@ def _scalar_join(node: ast.BinaryOp, left: _Rel, right: _Rel) -> exp.Select:
 
 def _vector_scalar(node: ast.BinaryOp, left: _Rel, right: _Rel) -> exp.Select:
     vector_left = not left.scalar
-    l, r = exp.column("v", table="a"), exp.column("v", table="b")
-    vec = l if vector_left else r
+    lv, rv = exp.column("v", table="a"), exp.column("v", table="b")
+    vec = lv if vector_left else rv
     labels = exp.column("labels", table="a" if vector_left else "b")
     query = exp.select(labels.as_("labels"), exp.column("k", table="a"))
     joined_from = left.select.subquery("a")
     join = right.select.subquery("b")
     if node.op.is_comparison:
-        holds = _comparison_holds(node.op, l, r)
+        holds = _comparison_holds(node.op, lv, rv)
         if node.return_bool:
             query = query.select(sql("CAST(:c AS DOUBLE)", c=holds).as_("v"))
             return query.from_(joined_from).join(join, on=sql("a.k = b.k"))
@@ -315,7 +315,7 @@ def _vector_scalar(node: ast.BinaryOp, left: _Rel, right: _Rel) -> exp.Select:
         return query.from_(joined_from).join(join, on=sql("a.k = b.k")).where(holds)
     if node.op.is_set:
         raise UnsupportedError("set operation with a scalar")
-    query = query.select(_substitute(_ARITHMETIC[node.op], l, r).as_("v"))
+    query = query.select(_substitute(_ARITHMETIC[node.op], lv, rv).as_("v"))
     return query.from_(joined_from).join(join, on=sql("a.k = b.k"))
 
 
@@ -362,7 +362,7 @@ def _set_operation(node: ast.BinaryOp, left: _Rel, right: _Rel) -> exp.Select:
 
 def _vector_vector(node: ast.BinaryOp, left: _Rel, right: _Rel) -> exp.Select:
     matching = node.matching
-    l, r = exp.column("v", table="a"), exp.column("v", table="b")
+    lv, rv = exp.column("v", table="a"), exp.column("v", table="b")
     on_sig = sql(
         ":a = :b AND a.k = b.k",
         a=_signature(exp.column("labels", table="a"), matching),
@@ -378,11 +378,11 @@ def _vector_vector(node: ast.BinaryOp, left: _Rel, right: _Rel) -> exp.Select:
     query = exp.select(labels.as_("labels"), exp.column("k", table="a"))
     joined = query.from_(left.select.subquery("a")).join(right.select.subquery("b"), on=on_sig)
     if node.op.is_comparison:
-        holds = _comparison_holds(node.op, l, r)
+        holds = _comparison_holds(node.op, lv, rv)
         if node.return_bool:
             return joined.select(sql("CAST(:c AS DOUBLE)", c=holds).as_("v"))
-        return joined.select(l.copy().as_("v")).where(holds)
-    return joined.select(_substitute(_ARITHMETIC[node.op], l, r).as_("v"))
+        return joined.select(lv.copy().as_("v")).where(holds)
+    return joined.select(_substitute(_ARITHMETIC[node.op], lv, rv).as_("v"))
 
 
 def _with_included(many: exp.Expr, one_alias: str, matching: ast.VectorMatching | None) -> exp.Expr:

@@ -22,8 +22,8 @@ from svc.query.engine import QueryEngine, ScanStats
 
 __all__ = [
     "MetricResult",
-    "format_sample_value",
     "format_sample_time",
+    "format_sample_value",
     "range_grid",
     "run_metric_query",
 ]
@@ -118,7 +118,8 @@ def _pipeline_error(found: pa.Table) -> str:
         f"pipeline error: '{error}' for series: '{label_key(labels)}'.\n"
         f'Use a label filter to intentionally skip this error. (e.g | __error__!="{error}").\n'
         'To skip all potential errors you can match empty errors.(e.g __error__="")\n'
-        'The label filter can also be specified after unwrap. (e.g | unwrap latency | __error__="" )\n'
+        "The label filter can also be specified after unwrap. "
+        '(e.g | unwrap latency | __error__="" )\n'
     )
 
 
