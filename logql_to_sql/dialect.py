@@ -52,7 +52,7 @@ def literal(value: Value) -> exp.Expr:
     return exp.Literal.string(value)
 
 
-_PLACEHOLDER = re.compile(r"(?<![\w'])[:]([A-Za-z_]\w*)")
+_PLACEHOLDER = re.compile(r"(?<![\w':])[:]([A-Za-z_]\w*)")
 _PREFIX = "_p_"
 
 

@@ -20,7 +20,6 @@ from sqlglot import exp
 from logql_to_sql import ast
 from logql_to_sql.compiler import compile_pipeline, entry_source, final_labels, time_range
 from logql_to_sql.dialect import sql
-from logql_to_sql.errors import UnsupportedError
 from logql_to_sql.hints import Needed
 from logql_to_sql.label_filters import bytes_of, compile_label_filter, float_of, seconds_of
 from logql_to_sql.rewrites import hoist_line_filters
@@ -79,8 +78,6 @@ def compile_range_aggregation(
     series like a range-op grouping does."""
     group = grouping or node.grouping
     log_range = node.range
-    if node.op is R.RATE_COUNTER:
-        raise UnsupportedError("rate_counter")
     lo = grid.start_ns - log_range.range_ns - log_range.offset_ns
     hi = grid.end_ns - log_range.offset_ns
     time_window = [*time_range(lo + 1, hi + 1)]
@@ -247,6 +244,7 @@ _PARTIALS: dict[ast.RangeOp, tuple[str, str]] = {
     R.FIRST_OVER_TIME: ("min({'t': ts, 'v': v})", "min(p).v"),
     R.LAST_OVER_TIME: ("max({'t': ts, 'v': v})", "max(p).v"),
     R.ABSENT_OVER_TIME: ("count(*)", "sum(p)"),
+    R.RATE_COUNTER: ("list({'t': ts, 'v': v})", "list_sort(flatten(list(p)))"),
 }
 
 
@@ -277,10 +275,53 @@ def _aggregate(
     value = sql(final, range_s=node.range.range_ns / 1e9, phi=min(max(phi, 0.0), 1.0))
     if node.op is R.QUANTILE_OVER_TIME and (phi > 1 or phi < 0):
         value = sql("CAST(:inf AS DOUBLE)", inf="Infinity" if phi > 1 else "-Infinity")
+    if node.op is R.RATE_COUNTER:
+        samples = (
+            exp.select("labels", "k", value.as_("s"))
+            .from_(spread.subquery("spread"))
+            .group_by("labels", "k")
+        )
+        return exp.select("labels", "k", _counter_rate(grid, node.range).as_("v")).from_(
+            samples.subquery("windows")
+        )
     return (
         exp.select("labels", "k", sql("CAST(:v AS DOUBLE)", v=value).as_("v"))
         .from_(spread.subquery("spread"))
         .group_by("labels", "k")
+    )
+
+
+def _counter_rate(grid: Grid, log_range: ast.LogRange) -> exp.Expr:
+    """Prometheus-style counter rate over the sorted samples ``s`` of a window (LOGQL.md 6.2):
+    resets add the value before the drop, and the window edges are extrapolated."""
+    n = "len(s)"
+    end_s = f"((:start + k * :step - :offset) / 1e9)"
+    start_s = f"({end_s} - :range_s)"
+    t1, tn = "(s[1].t / 1e9)", f"(s[{n}].t / 1e9)"
+    increase = (
+        f"(s[{n}].v - s[1].v + coalesce(list_sum(list_transform(range(2, {n} + 1), "
+        "i -> CASE WHEN s[i].v < s[i - 1].v THEN s[i - 1].v ELSE 0 END)), 0))"
+    )
+    sampled = f"({tn} - {t1})"
+    average = f"({sampled} / ({n} - 1))"
+    to_start = (
+        f"least(CASE WHEN {t1} - {start_s} >= 1.1 * {average} THEN {average} / 2 "
+        f"ELSE {t1} - {start_s} END, CASE WHEN {increase} > 0 AND s[1].v >= 0 "
+        f"THEN {sampled} * s[1].v / {increase} ELSE 'Infinity'::DOUBLE END)"
+    )
+    to_end = (
+        f"CASE WHEN {end_s} - {tn} >= 1.1 * {average} THEN {average} / 2 ELSE {end_s} - {tn} END"
+    )
+    formula = (
+        f"CASE WHEN {n} = 1 OR {sampled} = 0 THEN 0 ELSE {increase} * ({sampled} + {to_start} + "
+        f"{to_end}) / {sampled} / :range_s END"
+    )
+    return sql(
+        "CAST(" + formula + " AS DOUBLE)",
+        start=grid.start_ns,
+        step=grid.step_ns,
+        offset=log_range.offset_ns,
+        range_s=log_range.range_ns / 1e9,
     )
 
 

@@ -287,3 +287,16 @@ def test_too_many_series(make_server: Any) -> None:
         )
     assert response.status_code == 400
     assert response.text.startswith("maximum number of series (2) reached for a single query;")
+
+
+@pytest.mark.parametrize(
+    ("query", "time", "expected"),
+    [
+        ('rate_counter({app="c"} | logfmt | unwrap c [1m])', "120", "1"),
+        ('rate_counter({app="c"} | logfmt | unwrap c [2m])', "150", "0.625"),
+        ('rate_counter({app="c"} | logfmt | unwrap c [1m])', "100", "0"),
+    ],
+)
+def test_rate_counter(server: Server, data: str, query: str, time: str, expected: str) -> None:
+    result = _instant(server, data, query, time)
+    assert [r["value"][1] for r in result["result"]] == [expected]
