@@ -295,7 +295,7 @@ def _counter_rate(grid: Grid, log_range: ast.LogRange) -> exp.Expr:
     """Prometheus-style counter rate over the sorted samples ``s`` of a window (LOGQL.md 6.2):
     resets add the value before the drop, and the window edges are extrapolated."""
     n = "len(s)"
-    end_s = f"((:start + k * :step - :offset) / 1e9)"
+    end_s = "((:start + k * :step - :offset) / 1e9)"
     start_s = f"({end_s} - :range_s)"
     t1, tn = "(s[1].t / 1e9)", f"(s[{n}].t / 1e9)"
     increase = (
