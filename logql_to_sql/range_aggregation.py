@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from logql_to_sql import ast
-from logql_to_sql.compiler import compile_pipeline, entry_source, final_labels, time_range
+from logql_to_sql.compiler import (
+    compile_pipeline,
+    compile_stream_matchers,
+    entry_source,
+    final_labels,
+    time_range,
+)
 from logql_to_sql.dialect import sql
 from logql_to_sql.hints import Needed
 from logql_to_sql.label_filters import bytes_of, compile_label_filter, float_of, seconds_of
@@ -91,13 +97,14 @@ def compile_range_aggregation(
         if isinstance(s, ast.LineFilter)
     ]
     rest = stages[leading:]
-    if not rest and log_range.unwrap is None:
+    label_only = not rest and log_range.unwrap is None
+    if label_only:
         entries, probe = _label_only_entries(node, log_range, [*time_window, *line_filters]), None
     else:
         entries, probe = _pipeline_entries(
             node, log_range, rest, [*time_window, *line_filters], _wanted(group, log_range)
         )
-    samples = _aggregate(node, entries, grid, group)
+    samples = _aggregate(node, entries, grid, group, label_only=label_only)
     if probe is not None and group is not None and "__error__" in _kept_names(group):
         probe = None
     return RangePlan(samples, probe)
@@ -125,19 +132,24 @@ def _entry_value(op: ast.RangeOp) -> exp.Expr:
 def _label_only_entries(
     node: ast.RangeAggregation, log_range: ast.LogRange, conditions: list[exp.Expr]
 ) -> exp.Select:
-    """Entries of a range without parsers: labels are the stream's plus its metadata."""
-    source = entry_source(log_range.selector.matchers, conditions)
-    labels = sql(
-        "list_sort(map_entries(map_concat(labels, CASE WHEN metadata IS NULL THEN MAP {} ELSE "
-        "map_from_entries(list_transform(map_entries(metadata), e -> {'key': CASE WHEN "
-        "list_contains(map_keys(labels), e.key) THEN e.key || '_extracted' ELSE e.key END, "
-        "'value': e.value})) END)))"
+    """Entries of a range without parsers, keyed by stream and metadata (labels come later,
+    once per partial aggregate instead of once per entry)."""
+    matched = exp.column("stream_id").isin(
+        query=compile_stream_matchers(log_range.selector.matchers)
     )
-    return exp.select(
-        exp.column("ts"),
-        labels.as_("labels"),
-        _entry_value(node.op).as_("v"),
-    ).from_(source.subquery("src"))
+    return (
+        exp.select("ts", "stream_id", "metadata", _entry_value(node.op).as_("v"))
+        .from_("logs")
+        .where(exp.and_(matched, *conditions))
+    )
+
+
+_STREAM_AND_METADATA_LABELS = (
+    "list_sort(map_entries(map_concat(streams.labels, CASE WHEN metadata IS NULL THEN MAP {} "
+    "ELSE map_from_entries(list_transform(map_entries(metadata), e -> {'key': CASE WHEN "
+    "list_contains(map_keys(streams.labels), e.key) THEN e.key || '_extracted' ELSE e.key END, "
+    "'value': e.value})) END)))"
+)
 
 
 def _pipeline_entries(
@@ -249,25 +261,43 @@ _PARTIALS: dict[ast.RangeOp, tuple[str, str]] = {
 
 
 def _aggregate(
-    node: ast.RangeAggregation, entries: exp.Select, grid: Grid, group: ast.Grouping | None
+    node: ast.RangeAggregation,
+    entries: exp.Select,
+    grid: Grid,
+    group: ast.Grouping | None,
+    *,
+    label_only: bool,
 ) -> exp.Select:
     kmin, kmax = _bounds(grid, node.range)
     partial, final = _PARTIALS[node.op]
     if node.op is R.RATE and node.range.unwrap is not None:
         partial, final = "sum(v)", "sum(p) / :range_s"
+    keys: list[exp.Expr] = (
+        [exp.column("stream_id"), exp.column("metadata")]
+        if label_only
+        else [grouped_labels(exp.column("labels"), group).as_("labels")]
+    )
+    names = ["stream_id", "metadata"] if label_only else ["labels"]
     placed = exp.select(
-        grouped_labels(exp.column("labels"), group).as_("labels"),
-        kmin.as_("kmin"),
-        kmax.as_("kmax"),
-        exp.column("ts"),
-        exp.column("v"),
+        *keys, kmin.as_("kmin"), kmax.as_("kmax"), exp.column("ts"), exp.column("v")
     ).from_(entries.subquery("e"))
     partials = (
-        exp.select("labels", "kmin", "kmax", sql(partial).as_("p"))
+        exp.select(*names, "kmin", "kmax", sql(partial).as_("p"))
         .from_(placed.subquery("placed"))
         .where(sql("kmin <= kmax"))
-        .group_by("labels", "kmin", "kmax")
+        .group_by(*names, "kmin", "kmax")
     )
+    if label_only:
+        partials = (
+            exp.select(
+                grouped_labels(sql(_STREAM_AND_METADATA_LABELS), group).as_("labels"),
+                "kmin",
+                "kmax",
+                "p",
+            )
+            .from_(partials.subquery("by_stream"))
+            .join("streams", on=sql("by_stream.stream_id = streams.stream_id"))
+        )
     spread = exp.select("labels", sql("unnest(range(kmin, kmax + 1))").as_("k"), "p").from_(
         partials.subquery("partials")
     )

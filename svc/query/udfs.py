@@ -13,13 +13,13 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import Any
 
 import duckdb
 import pyarrow as pa
 from duckdb.func import FunctionNullHandling, PythonUDFType
 
 from logql_to_sql.dialect import UDF_IP_MATCH, UDF_TEMPLATE
+from svc.query.templates import Template, TemplateError, parse_template, render_batch
 
 __all__ = ["find_addresses", "ip_predicate", "register_udfs"]
 
@@ -76,8 +76,6 @@ def _template(
     lines: pa.ChunkedArray,
     timestamps: pa.ChunkedArray,
 ) -> pa.Array:
-    from svc.query.templates import TemplateError, render_batch
-
     text = templates[0].as_py() if len(templates) else ""
     kind = kinds[0].as_py() if len(kinds) else "line"
     try:
@@ -94,9 +92,7 @@ def _template(
 
 
 @lru_cache(maxsize=256)
-def _parsed_template(text: str, kind: str) -> Any:
-    from svc.query.templates import parse_template
-
+def _parsed_template(text: str, kind: str) -> Template:
     return parse_template(text, name=kind)
 
 
