@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from logql_to_sql import ast
+from logql_to_sql.columnar import columnar_pipeline
 from logql_to_sql.dialect import DIALECT, regex_full_match, sql
 from logql_to_sql.frame import Frame, base_frame
-from logql_to_sql.hints import Needed, needed_after
+from logql_to_sql.hints import Needed, needed_after, stage_reads
 from logql_to_sql.rewrites import hoist_line_filters
 from logql_to_sql.stages import StageCompiler, line_filter_condition
 
@@ -37,6 +38,7 @@ __all__ = [
     "compile_pipeline",
     "compile_stream_matchers",
     "entry_source",
+    "filtering_pipeline",
     "final_labels",
     "time_range",
 ]
@@ -106,7 +108,7 @@ def compile_log_query(
         return LogQueryPlan(select, False, limit, direction is Direction.BACKWARD)
     rest = stages[leading:]
     source = entry_source(query.selector.matchers, [*time_range(start_ns, end_ns), *line_filters])
-    first = compile_pipeline(source, rest, wanted=frozenset())
+    first = filtering_pipeline(source, rest)
     survivors = (
         exp.select(
             exp.column("ts"),
@@ -172,6 +174,38 @@ def entry_source(matchers: tuple[ast.Matcher, ...], conditions: list[exp.Expr]) 
         .join("streams", on=sql("logs.stream_id = streams.stream_id"))
         .where(exp.and_(*where, *qualified))
     )
+
+
+_FILTERS = (
+    ast.LineFilter,
+    ast.StringLabelFilter,
+    ast.NumericLabelFilter,
+    ast.DurationLabelFilter,
+    ast.BytesLabelFilter,
+    ast.IpLabelFilter,
+    ast.AndLabelFilter,
+    ast.OrLabelFilter,
+)
+
+
+def filtering_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...]) -> Frame:
+    """The entries that survive the pipeline, computed as cheaply as possible.
+
+    Stages after the last filter cannot drop an entry and are left out; the labels the
+    filters read are tracked as columns when every stage allows it.
+    """
+    last = max((i for i, s in enumerate(stages) if isinstance(s, _FILTERS)), default=-1)
+    needed = stages[: last + 1]
+    reads: set[str] = set()
+    for stage in needed:
+        names = stage_reads(stage)
+        if names is None:
+            return compile_pipeline(source, stages, wanted=frozenset())
+        reads |= names
+    columnar = columnar_pipeline(source, needed, frozenset(reads))
+    if columnar is not None:
+        return columnar[0]
+    return compile_pipeline(source, stages, wanted=frozenset())
 
 
 def compile_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...], wanted: Needed) -> Frame:

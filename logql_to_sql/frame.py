@@ -14,6 +14,7 @@ filter rows. Columns:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -32,6 +33,7 @@ class Frame:
     select: exp.Select
     extras: tuple[str, ...] = ()
     depth: int = 0
+    columns: tuple[str, ...] = COLUMNS
 
     def next(
         self,
@@ -40,14 +42,23 @@ class Frame:
         **changes: exp.Expr,
     ) -> Frame:
         """A new frame over this one: ``changes`` replace columns, ``extras`` add columns."""
+        return self.with_changes(changes, where, extras)
+
+    def with_changes(
+        self,
+        changes: Mapping[str, exp.Expr],
+        where: exp.Expr | None = None,
+        extras: Mapping[str, exp.Expr] | None = None,
+    ) -> Frame:
+        """``next`` with the replaced columns given as a mapping."""
         alias = f"f{self.depth}"
-        columns = [changes.get(name, exp.column(name)).as_(name) for name in COLUMNS]
+        columns = [changes.get(name, exp.column(name)).as_(name) for name in self.columns]
         added = extras or {}
         columns += [value.as_(name) for name, value in added.items()]
         select = exp.select(*columns).from_(self.select.subquery(alias))
         if where is not None:
             select = select.where(where)
-        return Frame(select, tuple(added), self.depth + 1)
+        return Frame(select, tuple(added), self.depth + 1, self.columns)
 
     def filter(self, condition: exp.Expr) -> Frame:
         """Only the rows where ``condition`` holds; columns unchanged."""

@@ -20,6 +20,7 @@ from logql_to_sql.label_regex import label_regex_condition
 __all__ = [
     "Check",
     "Conversion",
+    "ValueOf",
     "bytes_of",
     "compile_label_filter",
     "float_of",
@@ -62,17 +63,22 @@ def label_value(name: str) -> exp.Expr:
     return exp.Bracket(this=exp.column("lbl"), expressions=[exp.Literal.string(name)])
 
 
-def compile_label_filter(node: ast.LabelFilter) -> Check:
-    """The Check of one label filter tree."""
+ValueOf = Callable[[str], exp.Expr]
+
+
+def compile_label_filter(node: ast.LabelFilter, value_of: ValueOf = label_value) -> Check:
+    """The Check of one label filter tree; ``value_of`` reads a label (NULL when absent)."""
     if isinstance(node, ast.AndLabelFilter):
-        left, right = compile_label_filter(node.left), compile_label_filter(node.right)
+        left = compile_label_filter(node.left, value_of)
+        right = compile_label_filter(node.right, value_of)
         return Check(
             exp.and_(left.keep, right.keep),
             sql("coalesce(:a, :b)", a=left.error, b=right.error),
             sql("coalesce(:a, :b)", a=left.details, b=right.details),
         )
     if isinstance(node, ast.OrLabelFilter):
-        left, right = compile_label_filter(node.left), compile_label_filter(node.right)
+        left = compile_label_filter(node.left, value_of)
+        right = compile_label_filter(node.right, value_of)
         chosen = "CASE WHEN :keep THEN :a ELSE :b END"
         return Check(
             exp.or_(left.keep, right.keep),
@@ -80,18 +86,18 @@ def compile_label_filter(node: ast.LabelFilter) -> Check:
             sql(chosen, keep=left.keep.copy(), a=left.details, b=right.details),
         )
     if isinstance(node, ast.StringLabelFilter):
-        return _string(node.matcher)
+        return _string(node.matcher, value_of)
     if isinstance(node, ast.NumericLabelFilter):
-        return _converted(node.name, node.op, float_of, node.value)
+        return _converted(value_of(node.name), node.op, float_of, node.value)
     if isinstance(node, ast.DurationLabelFilter):
-        return _converted(node.name, node.op, seconds_of, node.value_ns / 1e9)
+        return _converted(value_of(node.name), node.op, seconds_of, node.value_ns / 1e9)
     if isinstance(node, ast.BytesLabelFilter):
-        return _converted(node.name, node.op, bytes_of, float(node.value))
-    return _ip(node)
+        return _converted(value_of(node.name), node.op, bytes_of, float(node.value))
+    return _ip(node, value_of)
 
 
-def _string(matcher: ast.Matcher) -> Check:
-    value = sql("coalesce(:v, '')", v=label_value(matcher.name))
+def _string(matcher: ast.Matcher, value_of: ValueOf) -> Check:
+    value = sql("coalesce(:v, '')", v=value_of(matcher.name))
     if matcher.op in (ast.MatchOp.EQ, ast.MatchOp.NEQ):
         test: exp.Expr = exp.EQ(this=value, expression=exp.Literal.string(matcher.value))
     else:
@@ -166,9 +172,8 @@ def bytes_of(text: exp.Expr) -> Conversion:
 
 
 def _converted(
-    name: str, op: ast.CompareOp, convert: Callable[[exp.Expr], Conversion], target: float
+    raw: exp.Expr, op: ast.CompareOp, convert: Callable[[exp.Expr], Conversion], target: float
 ) -> Check:
-    raw = label_value(name)
     conversion = convert(raw)
     compare = _COMPARE[op](this=conversion.value, expression=exp.Literal.number(target))
     keep = sql(
@@ -185,8 +190,8 @@ def _converted(
     )
 
 
-def _ip(node: ast.IpLabelFilter) -> Check:
-    raw = label_value(node.name)
+def _ip(node: ast.IpLabelFilter, value_of: ValueOf) -> Check:
+    raw = value_of(node.name)
     match: exp.Expr = exp.Anonymous(
         this=UDF_IP_MATCH, expressions=[raw, exp.Literal.string(node.pattern)]
     )

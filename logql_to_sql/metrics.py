@@ -45,14 +45,14 @@ class MetricPlan:
     select: exp.Select
     scalar: bool
     order: str | None
-    error_probes: tuple[exp.Select, ...] = ()
+    error_probes: tuple[tuple[exp.Select, exp.Select], ...] = ()
 
 
 @dataclass
 class _Rel:
     select: exp.Select
     scalar: bool = False
-    probes: list[exp.Select] = field(default_factory=list)
+    probes: list[tuple[exp.Select, exp.Select]] = field(default_factory=list)
 
 
 def compile_metric_query(expr: ast.MetricExpr, grid: Grid) -> MetricPlan:
@@ -113,7 +113,11 @@ class _MetricCompiler:
         self, node: ast.RangeAggregation, grouping: ast.Grouping | None = None
     ) -> _Rel:
         plan = compile_range_aggregation(node, self.grid, grouping)
-        probes = [plan.error_probe] if plan.error_probe is not None else []
+        probes = (
+            [(plan.error_probe, plan.error_labels)]
+            if plan.error_probe is not None and plan.error_labels is not None
+            else []
+        )
         if node.op is not ast.RangeOp.ABSENT_OVER_TIME:
             return _Rel(plan.samples, probes=probes)
         labels = exp.Array(

@@ -17,6 +17,10 @@ from logql_to_sql.dialect import sql
 from logql_to_sql.regex import capture_names
 
 __all__ = [
+    "IS_OBJECT",
+    "IS_OBJECT_SAFE",
+    "JSON_DETAILS",
+    "JSON_SCALAR",
     "Hinted",
     "Parsed",
     "first_wins",
@@ -26,7 +30,9 @@ __all__ = [
     "json_paths",
     "logfmt",
     "logfmt_hinted",
+    "logfmt_value",
     "pattern",
+    "pattern_regex",
     "regexp",
     "sanitize",
     "sanitize_sql",
@@ -34,12 +40,12 @@ __all__ = [
 ]
 
 _NULL = "CAST(NULL AS VARCHAR)"
-_JSON_DETAILS = "Value looks like object, but can't find closing '}' symbol"
+JSON_DETAILS = "Value looks like object, but can't find closing '}' symbol"
 _EMPTY_ENTRIES = "CAST([] AS STRUCT(key VARCHAR, value VARCHAR)[])"
 # json_type and json_transform raise on malformed input, even for rows a surrounding CASE
 # or AND rules out; only a CASE on json_valid guards them.
-_IS_OBJECT = "CASE WHEN json_valid(line) THEN json_type(line) = 'OBJECT' ELSE false END"
-_IS_OBJECT_SAFE = "CASE WHEN " + _IS_OBJECT + " THEN line ELSE '{}' END"
+IS_OBJECT = "CASE WHEN json_valid(line) THEN json_type(line) = 'OBJECT' ELSE false END"
+IS_OBJECT_SAFE = "CASE WHEN " + IS_OBJECT + " THEN line ELSE '{}' END"
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,7 @@ def json_all() -> Parsed:
         "CASE WHEN json_type(:v) IN ('OBJECT', 'ARRAY', 'NULL') THEN NULL "
         "WHEN json_type(:v) = 'VARCHAR' THEN :v ->> '$' ELSE CAST(:v AS VARCHAR) END"
     )
-    valid = sql(_IS_OBJECT)
+    valid = sql(IS_OBJECT)
     # json_transform raises on malformed input even in an untaken CASE branch: feed it '{}'.
     flattened = sql(
         "list_filter(flatten(list_transform(map_entries(json_transform(CASE WHEN :valid "
@@ -95,7 +101,7 @@ def json_all() -> Parsed:
     return Parsed(
         entries,
         sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid.copy()),
-        sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=_JSON_DETAILS),
+        sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
     )
 
 
@@ -165,7 +171,7 @@ _LOGFMT_TOKEN = r'(?:[^\x00-\x20"]+|"(?:[^"\\]|\\.)*"?)+'
 _LOGFMT_PAIR = r'([^="\x00-\x20]+)(=("(?:[^"\\]|\\.)*"|[^="\x00-\x20]*))?'
 
 
-def _logfmt_value(raw: exp.Expr) -> exp.Expr:
+def logfmt_value(raw: exp.Expr) -> exp.Expr:
     return sql(
         "CASE WHEN starts_with(:r, '\"') THEN replace(replace(replace(replace("
         "substr(:r, 2, length(:r) - 2), '\\\"', '\"'), '\\n', chr(10)), '\\t', chr(9)), "
@@ -182,7 +188,7 @@ def logfmt(node: ast.LogfmtParser) -> Parsed:
         "list_transform(:v, t -> {'key': :key, 'value': :value})",
         v=valid,
         key=sanitize_sql(sql("regexp_extract(t, '^[^=]*')")),
-        value=_logfmt_value(sql("regexp_extract(t, '^[^=]*=?(.*)$', 1)")),
+        value=logfmt_value(sql("regexp_extract(t, '^[^=]*=?(.*)$', 1)")),
     )
     if node.extractions:
         wanted = {e.expression: e.name for e in node.extractions}
@@ -267,7 +273,7 @@ def pattern(node: ast.PatternParser) -> Parsed:
 def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:
     """``| unpack``: (new line, has ``_entry``, labels) from a JSON object's string fields."""
     strings = sql(
-        "list_transform(list_filter(map_entries(json_transform(" + _IS_OBJECT_SAFE + ", "
+        "list_transform(list_filter(map_entries(json_transform(" + IS_OBJECT_SAFE + ", "
         "'\"MAP(VARCHAR, JSON)\"')), "
         "e -> json_type(e.value) = 'VARCHAR'), e -> {'key': e.key, 'value': e.value ->> '$'})"
     )
@@ -304,7 +310,7 @@ class Hinted:
     parsed: Parsed
 
 
-_SCALAR = (
+JSON_SCALAR = (
     "CASE WHEN json_type(:v) = 'VARCHAR' THEN :v ->> '$' "
     "WHEN json_type(:v) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE', 'BOOLEAN') "
     "THEN CAST(:v AS VARCHAR) END"
@@ -344,16 +350,16 @@ def json_hinted(keys: tuple[str, ...]) -> Hinted:
         candidates = []
         for path in json_candidate_paths(key):
             paths.append(path)
-            candidates.append(sql(_SCALAR, v=sql("list_extract(hj, :i)", i=len(paths))))
+            candidates.append(sql(JSON_SCALAR, v=sql("list_extract(hj, :i)", i=len(paths))))
         value = (
             candidates[0]
             if len(candidates) == 1
             else exp.Coalesce(this=candidates[0], expressions=candidates[1:])
         )
         items.append(sql("{'key': :k, 'value': :v}", k=key, v=value))
-    valid = sql(_IS_OBJECT)
+    valid = sql(IS_OBJECT)
     lookup = (
-        sql("json_extract(" + _IS_OBJECT_SAFE + ", :p)", p=paths)
+        sql("json_extract(" + IS_OBJECT_SAFE + ", :p)", p=paths)
         if paths
         else sql("CAST([] AS JSON[])")
     )
@@ -367,7 +373,7 @@ def json_hinted(keys: tuple[str, ...]) -> Hinted:
         Parsed(
             entries,
             sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
-            sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=_JSON_DETAILS),
+            sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
         ),
     )
 
@@ -381,7 +387,7 @@ def logfmt_hinted(keys: tuple[str, ...], keep_empty: bool) -> Parsed:
             + re.escape(key)
             + r'(=("(?:[^"\\]|\\.)*"|[^\x00-\x20"=]*))?(?:[\x00-\x20]|$)'
         )
-        value = _logfmt_value(sql("regexp_extract(line, :re, 2)", re=pair))
+        value = logfmt_value(sql("regexp_extract(line, :re, 2)", re=pair))
         items.append(
             sql(
                 "{'key': :k, 'value': CASE WHEN regexp_matches(line, :re) THEN :v END}",

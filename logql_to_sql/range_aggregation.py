@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from logql_to_sql import ast
+from logql_to_sql.columnar import columnar_pipeline
 from logql_to_sql.compiler import (
     compile_pipeline,
     compile_stream_matchers,
@@ -26,8 +27,16 @@ from logql_to_sql.compiler import (
     time_range,
 )
 from logql_to_sql.dialect import sql
-from logql_to_sql.hints import Needed
-from logql_to_sql.label_filters import bytes_of, compile_label_filter, float_of, seconds_of
+from logql_to_sql.frame import Frame
+from logql_to_sql.hints import Needed, stage_reads
+from logql_to_sql.label_filters import (
+    ValueOf,
+    bytes_of,
+    compile_label_filter,
+    float_of,
+    label_value,
+    seconds_of,
+)
 from logql_to_sql.rewrites import hoist_line_filters
 from logql_to_sql.stages import line_filter_condition
 
@@ -36,6 +45,7 @@ __all__ = [
     "RangePlan",
     "absent_labels",
     "compile_range_aggregation",
+    "error_labels_probe",
     "grouped_labels",
 ]
 
@@ -61,10 +71,12 @@ class Grid:
 
 @dataclass(frozen=True)
 class RangePlan:
-    """Samples of a range aggregation, and a query finding an entry that failed."""
+    """Samples of a range aggregation; a cheap query telling whether an entry failed, and
+    one finding its full labels for the error message."""
 
     samples: exp.Select
     error_probe: exp.Select | None
+    error_labels: exp.Select | None = None
 
 
 def grouped_labels(labels: exp.Expr, grouping: ast.Grouping | None) -> exp.Expr:
@@ -102,12 +114,13 @@ def compile_range_aggregation(
         entries, probe = _label_only_entries(node, log_range, [*time_window, *line_filters]), None
     else:
         entries, probe = _pipeline_entries(
-            node, log_range, rest, [*time_window, *line_filters], _wanted(group, log_range)
+            node, log_range, rest, [*time_window, *line_filters], group
         )
     samples = _aggregate(node, entries, grid, group, label_only=label_only)
     if probe is not None and group is not None and "__error__" in _kept_names(group):
         probe = None
-    return RangePlan(samples, probe)
+    labels_probe = error_labels_probe(node, grid) if probe is not None else None
+    return RangePlan(samples, probe, labels_probe)
 
 
 def _kept_names(grouping: ast.Grouping) -> set[str]:
@@ -157,66 +170,107 @@ def _pipeline_entries(
     log_range: ast.LogRange,
     stages: tuple[ast.Stage, ...],
     conditions: list[exp.Expr],
-    wanted: Needed,
+    group: ast.Grouping | None,
 ) -> tuple[exp.Select, exp.Select]:
-    """Entries after the pipeline (and unwrap); plus a probe for entries with an error."""
-    frame = compile_pipeline(entry_source(log_range.selector.matchers, conditions), stages, wanted)
+    """Entries after the pipeline (and unwrap); plus a probe for entries with an error.
+
+    With a ``by`` grouping only those labels can reach the result, so the pipeline
+    tracks them (and the labels its filters read) as columns instead of a full map.
+    """
+    source = entry_source(log_range.selector.matchers, conditions)
     unwrap = log_range.unwrap
+    frame: Frame | None = None
+    if group is not None and not group.without:
+        columnar = columnar_pipeline(source, stages, _columnar_names(group, stages, unwrap))
+        if columnar is not None:
+            frame, tracked = columnar
+            value_of: ValueOf = tracked.value
+            labels = tracked.labels()
+    if frame is None:
+        frame = compile_pipeline(source, stages, _wanted(group, log_range))
+        value_of = label_value
+        labels = sql("list_sort(map_entries(:m))", m=final_labels())
     if unwrap is None:
-        value = _entry_value(node.op)
-        rows = frame.select
-        labels = final_labels()
+        rows, value, final = frame.select, _entry_value(node.op), labels
     else:
-        raw = sql("lbl[:n]", n=unwrap.label)
-        conversion = {
-            None: float_of,
-            ast.UnwrapConversion.BYTES: bytes_of,
-            ast.UnwrapConversion.DURATION: seconds_of,
-            ast.UnwrapConversion.DURATION_SECONDS: seconds_of,
-        }[unwrap.conversion](raw.copy())
-        converted = frame.next(
-            where=sql(":r IS NOT NULL AND :r <> ''", r=raw.copy()),
-            extras={"uv": sql("coalesce(:v, 0)", v=conversion.value.copy())},
-            lbl=sql(
-                "map_from_entries(list_filter(map_entries(lbl), e -> e.key <> :n))",
-                n=unwrap.label,
-            ),
-            err=sql(
-                "CASE WHEN :v IS NULL THEN 'SampleExtractionErr' ELSE err END",
-                v=conversion.value.copy(),
-            ),
-            errd=sql(
-                "CASE WHEN :v IS NULL THEN :d ELSE errd END",
-                v=conversion.value.copy(),
-                d=conversion.error,
-            ),
-        )
-        for post in unwrap.post_filters:
-            check = compile_label_filter(post)
-            converted = converted.next(
-                where=check.keep,
-                extras={"uv": exp.column("uv")},
-                err=sql("CASE WHEN err IS NULL THEN :e ELSE err END", e=check.error),
-                errd=sql("CASE WHEN err IS NULL THEN :d ELSE errd END", d=check.details),
-            )
-        rows = converted.select
-        value = exp.column("uv")
-        labels = final_labels()
-    entries = exp.select(
-        exp.column("ts"),
-        sql("list_sort(map_entries(:m))", m=labels).as_("labels"),
-        value.as_("v"),
-    ).from_(rows.subquery("pipe"))
+        frame = _unwrapped(frame, unwrap, value_of)
+        final = sql("list_filter(:l, e -> e.key <> :n)", l=labels.copy(), n=unwrap.label)
+        rows, value = frame.select, exp.column("uv")
+    entries = exp.select(exp.column("ts"), final.as_("labels"), value.as_("v")).from_(
+        rows.subquery("pipe")
+    )
     probe = (
-        exp.select(
-            sql("list_sort(map_entries(:m))", m=final_labels()).as_("labels"),
-            exp.column("err"),
-        )
+        exp.select(exp.column("err"))
         .from_(rows.copy().subquery("pipe"))
         .where(sql("err IS NOT NULL"))
         .limit(1)
     )
     return entries, probe
+
+
+def _columnar_names(
+    group: ast.Grouping, stages: tuple[ast.Stage, ...], unwrap: ast.Unwrap | None
+) -> frozenset[str]:
+    names = set(group.labels)
+    for stage in (*stages, *(unwrap.post_filters if unwrap else ())):
+        reads = stage_reads(stage)
+        names |= reads or set()
+    if unwrap is not None:
+        names.add(unwrap.label)
+    return frozenset(names)
+
+
+def _unwrapped(frame: Frame, unwrap: ast.Unwrap, value_of: ValueOf) -> Frame:
+    """Entries with a value ``uv`` from the unwrapped label (missing or empty: no sample)."""
+    raw = value_of(unwrap.label)
+    conversion = {
+        None: float_of,
+        ast.UnwrapConversion.BYTES: bytes_of,
+        ast.UnwrapConversion.DURATION: seconds_of,
+        ast.UnwrapConversion.DURATION_SECONDS: seconds_of,
+    }[unwrap.conversion](raw.copy())
+    converted = frame.next(
+        where=sql(":r IS NOT NULL AND :r <> ''", r=raw.copy()),
+        extras={"uv": sql("coalesce(:v, 0)", v=conversion.value.copy())},
+        err=sql(
+            "CASE WHEN :v IS NULL THEN 'SampleExtractionErr' ELSE err END",
+            v=conversion.value.copy(),
+        ),
+        errd=sql(
+            "CASE WHEN :v IS NULL THEN :d ELSE errd END",
+            v=conversion.value.copy(),
+            d=conversion.error,
+        ),
+    )
+    for post in unwrap.post_filters:
+        check = compile_label_filter(post, value_of)
+        converted = converted.next(
+            where=check.keep,
+            extras={"uv": exp.column("uv")},
+            err=sql("CASE WHEN err IS NULL THEN :e ELSE err END", e=check.error),
+            errd=sql("CASE WHEN err IS NULL THEN :d ELSE errd END", d=check.details),
+        )
+    return converted
+
+
+def error_labels_probe(node: ast.RangeAggregation, grid: Grid) -> exp.Select:
+    """The full labels and error of one failing entry, for the error message."""
+    log_range = node.range
+    lo = grid.start_ns - log_range.range_ns - log_range.offset_ns
+    hi = grid.end_ns - log_range.offset_ns
+    source = entry_source(log_range.selector.matchers, time_range(lo + 1, hi + 1))
+    frame = compile_pipeline(source, hoist_line_filters(log_range.stages), None)
+    if log_range.unwrap is not None:
+        frame = _unwrapped(frame, log_range.unwrap, label_value)
+    return (
+        exp.select(
+            sql("list_sort(map_entries(:m))", m=final_labels()).as_("labels"),
+            exp.column("err"),
+        )
+        .from_(frame.select.subquery("pipe"))
+        .where(sql("err IS NOT NULL"))
+        .limit(1)
+    )
 
 
 def _bounds(grid: Grid, log_range: ast.LogRange) -> tuple[exp.Expr, exp.Expr]:

@@ -33,9 +33,14 @@ from logql_to_sql.parsers import (
     unpack_entries,
 )
 
-__all__ = ["StageCompiler", "line_filter_condition", "pattern_filter_regex"]
+__all__ = [
+    "ANSI_ESCAPES",
+    "StageCompiler",
+    "line_filter_condition",
+    "pattern_filter_regex",
+]
 
-_ANSI = r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]"
+ANSI_ESCAPES = r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]"
 _SIMPLE_TEMPLATE = re.compile(r"\{\{-?\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*-?\}\}")
 
 
@@ -150,7 +155,7 @@ class StageCompiler:
         return frame.filter(line_filter_condition(stage, exp.column("line")))
 
     def visit_Decolorize(self, frame: Frame, stage: ast.Decolorize, needed: Needed) -> Frame:
-        return frame.next(line=sql("regexp_replace(line, :re, '', 'g')", re=_ANSI))
+        return frame.next(line=sql("regexp_replace(line, :re, '', 'g')", re=ANSI_ESCAPES))
 
     def visit_LineFormat(self, frame: Frame, stage: ast.LineFormat, needed: Needed) -> Frame:
         simple = _simple_template(stage.template, _line_field)

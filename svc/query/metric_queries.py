@@ -78,10 +78,9 @@ def run_metric_query(
     view = engine.store.view(tenant, grid.start_ns - lookback, grid.end_ns + 1)
     stats = ScanStats()
     _count_scan(stats, view)
-    for probe in plan.error_probes:
-        found = engine.execute(probe, view, stats)
-        if found.num_rows:
-            raise BadRequestError(_pipeline_error(found))
+    for probe, labels_probe in plan.error_probes:
+        if engine.execute(probe, view, stats).num_rows:
+            raise BadRequestError(_pipeline_error(engine.execute(labels_probe, view, stats)))
     ordered = plan.select
     table = engine.execute(ordered, view, stats)
     series = _series(table, plan.order)

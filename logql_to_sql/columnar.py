@@ -1,0 +1,356 @@
+"""Pipelines evaluated with one column per needed label instead of a label map.
+
+When the labels that matter are known in advance (the labels a log query's filters read,
+or a metric's ``by`` labels), each gets a value column ``v<i>`` and a "written by a
+parser" flag ``w<i>``; parsers extract only those keys by path or regex. This avoids
+building a map per entry, which dominates the cost of the general (map) pipeline.
+The rules are those of ``stages`` (LOGQL.md 5.1): a parsed key clashing with a stream or
+metadata label lands in ``<key>_extracted``; the first parser to write a label wins.
+
+``columnar_pipeline`` returns None for pipelines with stages it does not support
+(line_format, label_format, unpack, strict logfmt); callers then use the map pipeline.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from logql_to_sql import ast
+from logql_to_sql.dialect import sql
+from logql_to_sql.frame import Frame
+from logql_to_sql.label_filters import compile_label_filter
+from logql_to_sql.parsers import (
+    IS_OBJECT,
+    IS_OBJECT_SAFE,
+    JSON_DETAILS,
+    JSON_SCALAR,
+    json_candidate_paths,
+    json_path,
+    logfmt_value,
+    pattern_regex,
+    sanitize,
+)
+from logql_to_sql.regex import capture_names
+from logql_to_sql.stages import ANSI_ESCAPES, line_filter_condition
+
+__all__ = ["ColumnarLabels", "columnar_pipeline"]
+
+_SUFFIX = "_extracted"
+_SUPPORTED = (
+    ast.LineFilter,
+    ast.StringLabelFilter,
+    ast.NumericLabelFilter,
+    ast.DurationLabelFilter,
+    ast.BytesLabelFilter,
+    ast.IpLabelFilter,
+    ast.AndLabelFilter,
+    ast.OrLabelFilter,
+    ast.JsonParser,
+    ast.LogfmtParser,
+    ast.RegexpParser,
+    ast.PatternParser,
+    ast.Drop,
+    ast.Keep,
+    ast.Decolorize,
+)
+
+
+@dataclass(frozen=True)
+class ColumnarLabels:
+    """Which column holds which label."""
+
+    names: tuple[str, ...]
+
+    def value(self, name: str) -> exp.Expr:
+        """The current value of ``name`` (NULL when absent)."""
+        if name == "__error__":
+            return exp.column("err")
+        if name == "__error_details__" or name not in self.names:
+            return sql("CAST(NULL AS VARCHAR)")
+        return exp.column(f"v{self.names.index(name)}")
+
+    def labels(self) -> exp.Expr:
+        """The set labels as a sorted ``LIST(STRUCT(key, value))``, errors included."""
+        items = [
+            sql("{'key': :k, 'value': :v}", k=name, v=self.value(name))
+            for name in sorted({*self.names, "__error__"})
+        ]
+        return sql(
+            "list_filter(:items, e -> e.value IS NOT NULL)", items=exp.Array(expressions=items)
+        )
+
+
+def columnar_pipeline(
+    source: exp.Select, stages: tuple[ast.Stage, ...], names: frozenset[str]
+) -> tuple[Frame, ColumnarLabels] | None:
+    """The pipeline over ``source`` tracking only ``names``; None if unsupported."""
+    for stage in stages:
+        if not isinstance(stage, _SUPPORTED):
+            return None
+        if isinstance(stage, ast.LogfmtParser) and stage.strict:
+            return None
+    tracked = ColumnarLabels(tuple(sorted(names - {"__error__", "__error_details__"})))
+    frame = _base(source, tracked)
+    for stage in stages:
+        frame = _stage(frame, stage, tracked)
+    return frame, tracked
+
+
+def _columns(tracked: ColumnarLabels) -> tuple[str, ...]:
+    count = len(tracked.names)
+    return (
+        "ts",
+        "stream_id",
+        "line",
+        "err",
+        "errd",
+        "line0",
+        "md0",
+        "sl",
+        "md",
+        *(f"v{i}" for i in range(count)),
+        *(f"w{i}" for i in range(count)),
+    )
+
+
+def _in_base(key: str) -> exp.Expr:
+    """Whether ``key`` is a stream label or a metadata key of the entry."""
+    return sql("(sl[:k] IS NOT NULL OR md[:k] IS NOT NULL)", k=key)
+
+
+def _initial(name: str) -> exp.Expr:
+    """A label's value before any stage: stream label, else metadata (clash: _extracted)."""
+    if name.endswith(_SUFFIX):
+        base = name[: -len(_SUFFIX)]
+        return sql(
+            "CASE WHEN sl[:b] IS NOT NULL AND md[:b] IS NOT NULL THEN md[:b] "
+            "WHEN sl[:n] IS NOT NULL THEN sl[:n] ELSE md[:n] END",
+            b=base,
+            n=name,
+        )
+    return sql("coalesce(sl[:n], md[:n])", n=name)
+
+
+def _base(source: exp.Select, tracked: ColumnarLabels) -> Frame:
+    inner = exp.select(
+        "ts",
+        "stream_id",
+        "line",
+        exp.column("line").as_("line0"),
+        exp.column("metadata").as_("md0"),
+        exp.column("labels").as_("sl"),
+        sql("coalesce(metadata, MAP {})").as_("md"),
+    ).from_(source.subquery("src"))
+    columns: list[exp.Expr] = [
+        exp.column("ts"),
+        exp.column("stream_id"),
+        exp.column("line"),
+        sql("CAST(NULL AS VARCHAR)").as_("err"),
+        sql("CAST(NULL AS VARCHAR)").as_("errd"),
+        exp.column("line0"),
+        exp.column("md0"),
+        exp.column("sl"),
+        exp.column("md"),
+    ]
+    columns += [_initial(name).as_(f"v{i}") for i, name in enumerate(tracked.names)]
+    columns += [exp.false().as_(f"w{i}") for i in range(len(tracked.names))]
+    outer = exp.select(*columns).from_(inner.subquery("base"))
+    return Frame(outer, (), 1, _columns(tracked))
+
+
+def _stage(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
+    if isinstance(stage, ast.LineFilter):
+        return frame.filter(line_filter_condition(stage, exp.column("line")))
+    if isinstance(stage, ast.Decolorize):
+        return frame.next(line=sql("regexp_replace(line, :re, '', 'g')", re=ANSI_ESCAPES))
+    if isinstance(stage, ast.Drop | ast.Keep):
+        return _drop_keep(frame, stage, tracked)
+    if isinstance(stage, ast.JsonParser | ast.LogfmtParser | ast.RegexpParser | ast.PatternParser):
+        return _parse(frame, stage, tracked)
+    check = compile_label_filter(stage, tracked.value)  # type: ignore[arg-type]
+    return frame.next(
+        where=check.keep,
+        err=sql("CASE WHEN err IS NULL THEN :e ELSE err END", e=check.error),
+        errd=sql("CASE WHEN err IS NULL THEN :d ELSE errd END", d=check.details),
+    )
+
+
+def _drop_keep(frame: Frame, stage: ast.Drop | ast.Keep, tracked: ColumnarLabels) -> Frame:
+    changes: dict[str, exp.Expr] = {}
+    for index, name in enumerate(tracked.names):
+        column = exp.column(f"v{index}")
+        hits: list[exp.Expr] = []
+        for item in stage.labels:
+            if isinstance(item, str):
+                if item == name:
+                    hits.append(exp.true())
+            elif item.name == name:
+                hits.append(_matcher(item, column))
+        hit = exp.or_(*hits) if hits else exp.false()
+        removed = hit if isinstance(stage, ast.Drop) else exp.Not(this=exp.paren(hit))
+        changes[f"v{index}"] = sql("CASE WHEN :r THEN NULL ELSE :c END", r=removed, c=column)
+    if isinstance(stage, ast.Drop):
+        for item in stage.labels:
+            name = item if isinstance(item, str) else item.name
+            if name in ("__error__", "__error_details__"):
+                target = "err" if name == "__error__" else "errd"
+                test = exp.true() if isinstance(item, str) else _matcher(item, exp.column(target))
+                changes[target] = sql(
+                    "CASE WHEN :t THEN NULL ELSE :c END", t=test, c=exp.column(target)
+                )
+    return frame.with_changes(changes)
+
+
+def _matcher(matcher: ast.Matcher, value: exp.Expr) -> exp.Expr:
+    literal = exp.Literal.string(matcher.value)
+    if matcher.op is ast.MatchOp.EQ:
+        return exp.EQ(this=value, expression=literal)
+    if matcher.op is ast.MatchOp.NEQ:
+        return exp.NEQ(this=value, expression=literal)
+    test = sql("regexp_full_match(:v, :re)", v=value, re=matcher.value)
+    return test if matcher.op is ast.MatchOp.RE else exp.Not(this=test)
+
+
+@dataclass
+class _Extraction:
+    extras: dict[str, exp.Expr]
+    values: dict[str, exp.Expr]
+    error: exp.Expr
+    details: exp.Expr
+
+
+def _source_keys(tracked: ColumnarLabels) -> list[str]:
+    keys = set(tracked.names)
+    keys |= {n[: -len(_SUFFIX)] for n in tracked.names if n.endswith(_SUFFIX)}
+    return sorted(keys)
+
+
+def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
+    keys = _source_keys(tracked)
+    extraction = _extract(stage, keys)
+    staged = frame.next(extras=extraction.extras)
+    changes: dict[str, exp.Expr] = {}
+    for index, name in enumerate(tracked.names):
+        parsed = _parsed_for(name, extraction.values)
+        if parsed is None:
+            continue
+        value, written = exp.column(f"v{index}"), exp.column(f"w{index}")
+        changes[f"v{index}"] = sql(
+            "CASE WHEN :w THEN :v WHEN :p IS NOT NULL THEN :p ELSE :v END",
+            w=written,
+            v=value,
+            p=parsed,
+        )
+        changes[f"w{index}"] = sql(":w OR :p IS NOT NULL", w=written.copy(), p=parsed.copy())
+    failed = sql(":e IS NOT NULL", e=extraction.error)
+    changes["err"] = sql("CASE WHEN :f THEN :e ELSE err END", f=failed, e=extraction.error)
+    changes["errd"] = sql(
+        "CASE WHEN :f THEN :d ELSE errd END", f=failed.copy(), d=extraction.details
+    )
+    return staged.with_changes(changes)
+
+
+def _parsed_for(name: str, values: dict[str, exp.Expr]) -> exp.Expr | None:
+    """What a parser writes into label ``name`` (keys clashing with base go to _extracted)."""
+    own = values.get(name)
+    if name.endswith(_SUFFIX):
+        base = name[: -len(_SUFFIX)]
+        moved = values.get(base)
+        if moved is None:
+            return (
+                None
+                if own is None
+                else sql("CASE WHEN :b THEN NULL ELSE :o END", b=_in_base(name), o=own)
+            )
+        if own is None:
+            return sql("CASE WHEN :b THEN :m END", b=_in_base(base), m=moved)
+        return sql(
+            "CASE WHEN :b THEN :m WHEN NOT :nb THEN :o END",
+            b=_in_base(base),
+            m=moved,
+            nb=_in_base(name),
+            o=own,
+        )
+    if own is None:
+        return None
+    return sql("CASE WHEN :b THEN NULL ELSE :o END", b=_in_base(name), o=own)
+
+
+def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
+    none = sql("CAST(NULL AS VARCHAR)")
+    if isinstance(stage, ast.JsonParser):
+        return _json(stage, keys)
+    if isinstance(stage, ast.LogfmtParser):
+        wanted = {e.name: e.expression for e in stage.extractions} or {k: k for k in keys}
+        values = {}
+        for label, key in wanted.items():
+            if label not in keys:
+                continue
+            pair = (
+                r"(?:^|[\x00-\x20])"
+                + re.escape(key)
+                + r'(=("(?:[^"\\]|\\.)*"|[^\x00-\x20"=]*))?(?:[\x00-\x20]|$)'
+            )
+            raw = logfmt_value(sql("regexp_extract(line, :re, 2)", re=pair))
+            present = sql("regexp_matches(line, :re)", re=pair)
+            if stage.extractions:
+                values[label] = sql("CASE WHEN :p THEN :r ELSE '' END", p=present, r=raw)
+            elif stage.keep_empty:
+                values[label] = sql("CASE WHEN :p THEN :r END", p=present, r=raw)
+            else:
+                values[label] = sql("CASE WHEN :p AND :r <> '' THEN :r END", p=present, r=raw)
+        return _Extraction({}, values, none, none.copy())
+    regex, names = (
+        (stage.regex, [n for n in capture_names(stage.regex) if n])
+        if isinstance(stage, ast.RegexpParser)
+        else pattern_regex(stage.pattern)  # type: ignore[union-attr]
+    )
+    wanted_groups = [n for n in names if sanitize(n) in keys]
+    if not wanted_groups:
+        return _Extraction({}, {}, none, none.copy())
+    extras = {
+        "rx": sql(
+            "CASE WHEN regexp_matches(line, :re) THEN regexp_extract(line, :re, :names) END",
+            re=regex,
+            names=wanted_groups,
+        )
+    }
+    values = {sanitize(n): sql("rx[:n]", n=n) for n in wanted_groups}
+    return _Extraction(extras, values, none, none.copy())
+
+
+def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
+    valid = sql(IS_OBJECT)
+    paths: list[str] = []
+    values: dict[str, exp.Expr] = {}
+    if stage.extractions:
+        for extraction in stage.extractions:
+            if extraction.name in keys:
+                paths.append(json_path(extraction.expression))
+                element = sql("list_extract(hj, :i)", i=len(paths))
+                values[extraction.name] = sql(
+                    "CASE WHEN json_type(:j) = 'VARCHAR' THEN :j ->> '$' WHEN :j IS NULL OR "
+                    "json_type(:j) = 'NULL' THEN '' ELSE CAST(:j AS VARCHAR) END",
+                    j=element,
+                )
+        bad = sql("line <> '' AND left(line, 1) NOT IN ('{', '[', '\"')")
+        error = sql("CASE WHEN :b THEN 'JSONParserErr' END", b=bad)
+        details = sql("CAST(NULL AS VARCHAR)")
+    else:
+        for key in keys:
+            candidates = []
+            for path in json_candidate_paths(key):
+                paths.append(path)
+                candidates.append(sql(JSON_SCALAR, v=sql("list_extract(hj, :i)", i=len(paths))))
+            values[key] = (
+                candidates[0]
+                if len(candidates) == 1
+                else exp.Coalesce(this=candidates[0], expressions=candidates[1:])
+            )
+        error = sql("CASE WHEN NOT :v THEN 'JSONParserErr' END", v=valid)
+        details = sql("CASE WHEN NOT :v THEN :d END", v=valid.copy(), d=JSON_DETAILS)
+    extras = {"hj": sql("json_extract(" + IS_OBJECT_SAFE + ", :p)", p=paths)} if paths else {}
+    return _Extraction(extras, values, error, details)
