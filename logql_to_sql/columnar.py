@@ -27,6 +27,7 @@ from logql_to_sql.parsers import (
     IS_OBJECT_SAFE,
     JSON_DETAILS,
     JSON_SCALAR,
+    group_names,
     json_candidate_paths,
     json_path,
     logfmt_value,
@@ -303,22 +304,29 @@ def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
             else:
                 values[label] = sql("CASE WHEN :p AND :r <> '' THEN :r END", p=present, r=raw)
         return _Extraction({}, values, none, none.copy())
-    regex, names = (
-        (stage.regex, [n for n in capture_names(stage.regex) if n])
-        if isinstance(stage, ast.RegexpParser)
-        else pattern_regex(stage.pattern)  # type: ignore[union-attr]
-    )
+    markers: dict[str, str] = {}
+    if isinstance(stage, ast.RegexpParser):
+        regex, names = stage.regex, [n for n in capture_names(stage.regex) if n]
+    else:
+        assert isinstance(stage, ast.PatternParser)
+        regex, names, markers = pattern_regex(stage.pattern)
     wanted_groups = [n for n in names if sanitize(n) in keys]
     if not wanted_groups:
         return _Extraction({}, {}, none, none.copy())
+    groups = group_names(regex)
     extras = {
         "rx": sql(
             "CASE WHEN regexp_matches(line, :re) THEN regexp_extract(line, :re, :names) END",
             re=regex,
-            names=wanted_groups,
+            names=groups,
         )
     }
-    values = {sanitize(n): sql("rx[:n]", n=n) for n in wanted_groups}
+    values = {}
+    for name in wanted_groups:
+        value = sql("rx[:n]", n=name)
+        if name in markers:
+            value = sql("CASE WHEN rx[:m] <> '' THEN :v END", m=markers[name], v=value)
+        values[sanitize(name)] = value
     return _Extraction(extras, values, none, none.copy())
 
 

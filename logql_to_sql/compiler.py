@@ -90,8 +90,10 @@ def compile_log_query(
     ]
     order = exp.Ordered(this=exp.column("ts"), desc=direction is Direction.BACKWARD)
     if leading == len(stages):
+        # Entries identical in time, line and metadata within a stream count once.
         select = (
             exp.select("ts", "stream_id", "line", "metadata")
+            .distinct()
             .from_("logs")
             .where(
                 exp.and_(
@@ -116,6 +118,7 @@ def compile_log_query(
             exp.column("line0").as_("line"),
             exp.column("md0").as_("metadata"),
         )
+        .distinct()
         .from_(first.select.subquery("p1"))
         .order_by(order.copy())
     )

@@ -199,7 +199,7 @@ def _ip(node: ast.IpLabelFilter, value_of: ValueOf) -> Check:
         match = exp.Not(this=match)
     # An entry that already carries an error is always kept (LOGQL.md 5.4).
     keep = sql(
-        ":raw IS NOT NULL AND (err IS NOT NULL OR coalesce(:match, false))",
+        "err IS NOT NULL OR (:raw IS NOT NULL AND coalesce(:match, false))",
         raw=raw.copy(),
         match=match,
     )

@@ -24,6 +24,7 @@ __all__ = [
     "Hinted",
     "Parsed",
     "first_wins",
+    "group_names",
     "json_all",
     "json_candidate_paths",
     "json_hinted",
@@ -55,6 +56,8 @@ class Parsed:
     entries: exp.Expr
     error: exp.Expr
     details: exp.Expr
+    skip_empty_base: bool = False
+    """Drop empty values named like a stream or metadata label (listed logfmt keys)."""
 
 
 def sanitize(name: str) -> str:
@@ -181,9 +184,22 @@ def logfmt_value(raw: exp.Expr) -> exp.Expr:
 
 
 def logfmt(node: ast.LogfmtParser) -> Parsed:
-    """``| logfmt``: key=value pairs; invalid pairs skipped (``--strict``: error instead)."""
+    """``| logfmt``: key=value pairs; invalid pairs skipped (``--strict``: the first one
+    stops parsing and sets the error)."""
     tokens = sql("regexp_extract_all(line, :re)", re=_LOGFMT_TOKEN)
-    valid = sql("list_filter(:t, t -> regexp_full_match(t, :pair))", t=tokens, pair=_LOGFMT_PAIR)
+    bad = sql(
+        "coalesce(list_position(list_transform(:t, t -> regexp_full_match(t, :pair)), false), 0)",
+        t=tokens.copy(),
+        pair=_LOGFMT_PAIR,
+    )
+    considered = (
+        sql("CASE WHEN :bad > 0 THEN :t[1 : :bad - 1] ELSE :t END", bad=bad, t=tokens.copy())
+        if node.strict
+        else tokens.copy()
+    )
+    valid = sql(
+        "list_filter(:t, t -> regexp_full_match(t, :pair))", t=considered, pair=_LOGFMT_PAIR
+    )
     pairs = sql(
         "list_transform(:v, t -> {'key': :key, 'value': :value})",
         v=valid,
@@ -192,42 +208,62 @@ def logfmt(node: ast.LogfmtParser) -> Parsed:
     )
     if node.extractions:
         wanted = {e.expression: e.name for e in node.extractions}
-        pairs = sql(
-            "list_transform(list_filter(:p, x -> list_contains(:keys, x.key)), "
-            "x -> {'key': map_extract_value(MAP(:keys, :names), x.key), 'value': x.value})",
+        found = sql(
+            "map_from_entries(list_filter(:p, (x, i) -> list_contains(:keys, x.key) AND "
+            "list_position(list_transform(:p, y -> y.key), x.key) = i))",
             p=pairs,
             keys=list(wanted),
-            names=list(wanted.values()),
+        )
+        # Every listed label exists afterwards, empty when the line lacks its key.
+        pairs = exp.Array(
+            expressions=[
+                sql("{'key': :n, 'value': coalesce(:f[:k], '')}", n=name, f=found.copy(), k=key)
+                for key, name in wanted.items()
+            ]
         )
     elif not node.keep_empty:
         pairs = sql("list_filter(:p, x -> x.value <> '')", p=pairs)
     if not node.strict:
-        return Parsed(pairs, sql(_NULL), sql(_NULL))
-    bad = sql(
-        "list_position(list_transform(:t, t -> regexp_full_match(t, :pair)), false)",
-        t=tokens.copy(),
-        pair=_LOGFMT_PAIR,
-    )
+        return Parsed(pairs, sql(_NULL), sql(_NULL), bool(node.extractions))
+    offender = sql(":t[:bad]", t=tokens.copy(), bad=bad.copy())
+    prefix = sql("length(regexp_extract(:o, :pair))", o=offender, pair=r"^" + _LOGFMT_PAIR)
     details = sql(
-        "'logfmt syntax error at pos ' || (strpos(line, :t[:bad]) + "
-        "length(regexp_extract(:t[:bad], :pair))) || ' : unexpected ' || chr(39) || "
-        "substr(:t[:bad], length(regexp_extract(:t[:bad], :pair)) + 1, 1) || chr(39)",
-        t=tokens.copy(),
-        bad=bad,
-        pair=r"^" + _LOGFMT_PAIR,
+        "CASE WHEN regexp_full_match(:o, :open) THEN 'logfmt syntax error at pos ' || "
+        "(length(line) + 1) || ' : unterminated quoted value' "
+        "ELSE 'logfmt syntax error at pos ' || (strpos(line, :o) + :prefix) || "
+        "' : unexpected ' || chr(39) || substr(:o, :prefix + 1, 1) || chr(39) END",
+        o=offender.copy(),
+        open=r'[^="\x00-\x20]+="(?:[^"\\]|\\.)*\\?',
+        prefix=prefix,
     )
     return Parsed(
         pairs,
         sql("CASE WHEN :bad > 0 THEN 'LogfmtParserErr' END", bad=bad.copy()),
         sql("CASE WHEN :bad > 0 THEN :d END", bad=bad.copy(), d=details),
+        bool(node.extractions),
     )
 
 
-def _captures(regex: str, names: list[str]) -> Parsed:
-    matched = sql("regexp_extract(line, :re, :names)", re=regex, names=names)
-    items = [sql("{'key': :k, 'value': :s[:k]}", k=name, s=matched.copy()) for name in names]
+def group_names(regex: str) -> list[str]:
+    """Every capture group's name in position order (``_g<i>`` for unnamed groups), as
+    DuckDB's ``regexp_extract(s, re, names)`` assigns names by position."""
+    return [name or f"_g{i}" for i, name in enumerate(capture_names(regex), start=1)]
+
+
+def _captures(regex: str, names: list[str], markers: dict[str, str] | None = None) -> Parsed:
+    markers = markers or {}
+    matched = sql("regexp_extract(line, :re, :names)", re=regex, names=group_names(regex))
+    items = []
+    for name in names:
+        value = sql(":s[:k]", s=matched.copy(), k=name)
+        if name in markers:
+            value = sql(
+                "CASE WHEN :s[:m] <> '' THEN :v END", s=matched.copy(), m=markers[name], v=value
+            )
+        items.append(sql("{'key': :k, 'value': :v}", k=sanitize(name), v=value))
     entries = sql(
-        "CASE WHEN regexp_matches(line, :re) THEN :items ELSE " + _EMPTY_ENTRIES + " END",
+        "CASE WHEN regexp_matches(line, :re) THEN list_filter(:items, x -> x.value IS NOT NULL) "
+        "ELSE " + _EMPTY_ENTRIES + " END",
         re=regex,
         items=exp.Array(expressions=items),
     )
@@ -243,31 +279,38 @@ def regexp(node: ast.RegexpParser) -> Parsed:
 _PATTERN_PART = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
-def pattern_regex(text: str) -> tuple[str, list[str]]:
-    """An RE2 regex doing what the pattern parser does, and its capture names.
+def pattern_regex(text: str) -> tuple[str, list[str], dict[str, str]]:
+    """An RE2 regex doing what the pattern parser does, its capture names, and for each
+    capture behind a literal the marker group telling whether that literal was found.
 
     A leading literal anchors at the start; each capture runs to the first occurrence of
-    the next literal; when a literal is missing the capture takes the rest of the line.
+    the next literal; when a literal is missing the capture before it takes the rest of
+    the line and the later captures stay unset.
     """
     parts = _PATTERN_PART.split(text)
     literals, names = parts[0::2], parts[1::2]
     regex = "(?s)^" + re.escape(literals[0])
     closing = ""
-    for name, literal in zip(names, literals[1:], strict=True):
+    markers: dict[str, str] = {}
+    marker = ""
+    for index, (name, literal) in enumerate(zip(names, literals[1:], strict=True)):
         group = ".*?" if name == "_" else f"(?P<{name}>.*?)"
+        if name != "_" and marker:
+            markers[name] = marker
         if literal:
-            regex += f"{group}(?:{re.escape(literal)}"
+            marker = f"_m{index}"
+            regex += f"{group}(?:(?P<{marker}>{re.escape(literal)})"
             closing += ")?"
         else:
             regex += group.replace(".*?", ".*")
     regex += ".*" + closing + "$" if closing else "$"
-    return regex, [n for n in names if n != "_"]
+    return regex, [n for n in names if n != "_"], markers
 
 
 def pattern(node: ast.PatternParser) -> Parsed:
     """``| pattern "<ip> - <_> <status>"``: captures by literal delimiters."""
-    regex, names = pattern_regex(node.pattern)
-    return _captures(regex, names)
+    regex, names, markers = pattern_regex(node.pattern)
+    return _captures(regex, names, markers)
 
 
 def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:

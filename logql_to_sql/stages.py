@@ -197,7 +197,7 @@ class StageCompiler:
                 target = "err" if name == "__error__" else "errd"
                 value = exp.column(target)
                 cleared = (
-                    exp.null()
+                    sql("CAST(NULL AS VARCHAR)")
                     if isinstance(item, str)
                     else sql("CASE WHEN :m THEN NULL ELSE :v END", m=_matches(item, value), v=value)
                 )
@@ -288,7 +288,13 @@ class StageCompiler:
     # parsers -------------------------------------------------------------------------
 
     def _merge(self, frame: Frame, parsed: Parsed, line: exp.Expr | None = None) -> Frame:
-        extras = {"pe": parsed.entries, "pq": parsed.error, "pd": parsed.details}
+        entries = parsed.entries
+        if parsed.skip_empty_base:
+            entries = sql(
+                "list_filter(:e, x -> NOT (x.value = '' AND list_contains(base, x.key)))",
+                e=entries,
+            )
+        extras = {"pe": entries, "pq": parsed.error, "pd": parsed.details}
         staged = frame.next(extras=extras, **({"line": line} if line is not None else {}))
         renamed = sql(
             "list_filter(:fw, x -> NOT list_contains(pn, x.key))",
