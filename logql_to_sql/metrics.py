@@ -46,6 +46,8 @@ class MetricPlan:
     scalar: bool
     order: str | None
     error_probes: tuple[tuple[exp.Select, exp.Select], ...] = ()
+    checks: tuple[tuple[exp.Select, str], ...] = ()
+    """Queries that must return no row, with the error to raise when one does."""
 
 
 @dataclass
@@ -53,13 +55,14 @@ class _Rel:
     select: exp.Select
     scalar: bool = False
     probes: list[tuple[exp.Select, exp.Select]] = field(default_factory=list)
+    checks: list[tuple[exp.Select, str]] = field(default_factory=list)
 
 
 def compile_metric_query(expr: ast.MetricExpr, grid: Grid) -> MetricPlan:
     """Samples of ``expr`` at every step of ``grid``."""
     rel = _MetricCompiler(grid).visit(expr)
     order = _sort_order(expr)
-    return MetricPlan(rel.select, rel.scalar, order, tuple(rel.probes))
+    return MetricPlan(rel.select, rel.scalar, order, tuple(rel.probes), tuple(rel.checks))
 
 
 def _sort_order(expr: ast.Expr) -> str | None:
@@ -230,13 +233,15 @@ class _MetricCompiler:
     def visit_BinaryOp(self, node: ast.BinaryOp) -> _Rel:
         left, right = self.visit(node.left), self.visit(node.right)
         probes = left.probes + right.probes
+        checks = left.checks + right.checks
         if left.scalar and right.scalar:
-            return _Rel(_scalar_join(node, left, right), scalar=True, probes=probes)
+            return _Rel(_scalar_join(node, left, right), True, probes, checks)
         if left.scalar or right.scalar:
-            return _Rel(_vector_scalar(node, left, right), probes=probes)
+            return _Rel(_vector_scalar(node, left, right), False, probes, checks)
         if node.op.is_set:
-            return _Rel(_set_operation(node, left, right), probes=probes)
-        return _Rel(_vector_vector(node, left, right), probes=probes)
+            return _Rel(_set_operation(node, left, right), False, probes, checks)
+        result = _vector_vector(node, left, right)
+        return _Rel(result, False, probes, checks + _matching_checks(node, left, right, result))
 
 
 def _go_replacement(replacement: str, regex: str) -> str:
@@ -387,6 +392,49 @@ def _vector_vector(node: ast.BinaryOp, left: _Rel, right: _Rel) -> exp.Select:
             return joined.select(sql("CAST(:c AS DOUBLE)", c=holds).as_("v"))
         return joined.select(lv.copy().as_("v")).where(holds)
     return joined.select(_substitute(_ARITHMETIC[node.op], lv, rv).as_("v"))
+
+
+_DUPLICATE = (
+    "found duplicate series on the {side} hand-side;many-to-many matching not allowed: "
+    "matching labels must be unique on one side"
+)
+
+
+def _duplicates(rel: _Rel, matching: ast.VectorMatching | None) -> exp.Select:
+    counted = (
+        exp.select(_signature(exp.column("labels"), matching).as_("sig"), "k")
+        .from_(rel.select.subquery("side"))
+        .group_by(sql("1"), "k")
+        .having(sql("count(*) > 1"))
+    )
+    return exp.select("1").from_(counted.subquery("dups")).limit(1)
+
+
+def _matching_checks(
+    node: ast.BinaryOp, left: _Rel, right: _Rel, result: exp.Select
+) -> list[tuple[exp.Select, str]]:
+    """The reference's vector-matching errors, as queries that must find nothing."""
+    matching = node.matching
+    card = matching.cardinality if matching else ast.Cardinality.ONE_TO_ONE
+    if card is ast.Cardinality.ONE_TO_MANY:
+        one, one_side = left, "left"
+    else:
+        one, one_side = right, "right"
+    checks = [(_duplicates(one, matching), _DUPLICATE.format(side=one_side))]
+    collisions = (
+        exp.select("labels", "k")
+        .from_(result.subquery("result"))
+        .group_by("labels", "k")
+        .having(sql("count(*) > 1"))
+    )
+    message = (
+        "multiple matches for labels: many-to-one matching must be explicit "
+        "(group_left/group_right)"
+        if card is ast.Cardinality.ONE_TO_ONE
+        else "multiple matches for labels: grouping labels must ensure unique matches"
+    )
+    checks.append((exp.select("1").from_(collisions.subquery("collisions")).limit(1), message))
+    return checks
 
 
 def _with_included(many: exp.Expr, one_alias: str, matching: ast.VectorMatching | None) -> exp.Expr:

@@ -78,6 +78,11 @@ def run_metric_query(
     view = engine.store.view(tenant, grid.start_ns - lookback, grid.end_ns + 1)
     stats = ScanStats()
     _count_scan(stats, view)
+    if not instant and _uses_approx_topk(expr):
+        raise BadRequestError("count min sketches are only supported on instant queries")
+    for check, message in plan.checks:
+        if engine.execute(check, view, stats).num_rows:
+            raise BadRequestError(message)
     for probe, labels_probe in plan.error_probes:
         if engine.execute(probe, view, stats).num_rows:
             raise BadRequestError(_pipeline_error(engine.execute(labels_probe, view, stats)))
@@ -89,6 +94,15 @@ def run_metric_query(
         raise BadRequestError(MAX_SERIES_MESSAGE.format(n=max_series))
     stats.returned = sum(len(s.points) for s in series)
     return MetricResult(grid, series, plan.scalar, plan.order), stats
+
+
+def _uses_approx_topk(expr: ast.Expr) -> bool:
+    if isinstance(expr, ast.VectorAggregation) and expr.op is ast.VectorOp.APPROX_TOPK:
+        return True
+    children = [getattr(expr, name) for name in ("expr", "left", "right") if hasattr(expr, name)]
+    return any(
+        _uses_approx_topk(child) for child in children if not isinstance(child, ast.LogRange)
+    )
 
 
 def _max_lookback(expr: ast.Expr) -> int:

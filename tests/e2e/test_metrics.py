@@ -300,3 +300,55 @@ def test_too_many_series(make_server: Any) -> None:
 def test_rate_counter(server: Server, data: str, query: str, time: str, expected: str) -> None:
     result = _instant(server, data, query, time)
     assert [r["value"][1] for r in result["result"]] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        (
+            'count_over_time({app="u"}[1m]) / on() count_over_time({app="u"}[1m])',
+            "found duplicate series on the right hand-side;many-to-many matching not allowed: "
+            "matching labels must be unique on one side",
+        ),
+        (
+            'count_over_time({app="u"}[1m]) / on(app) sum by (app) (count_over_time({app="u"}[1m]))',
+            "multiple matches for labels: many-to-one matching must be explicit "
+            "(group_left/group_right)",
+        ),
+        (
+            'sum by (app) (count_over_time({app="u"}[1m])) / on(app) group_right '
+            'count_over_time({app="u"}[1m])',
+            "",
+        ),
+    ],
+)
+def test_vector_matching_errors(server: Server, data: str, query: str, message: str) -> None:
+    with server.client(data) as client:
+        response = client.get("/svc/api/v1/query", params={"query": query, "time": "60"})
+    if message:
+        assert (response.status_code, response.text) == (400, message)
+    else:
+        assert response.status_code == 200, response.text
+        assert len(response.json()["data"]["result"]) == 2
+
+
+def test_approx_topk_is_instant_only(server: Server, data: str) -> None:
+    with server.client(data) as client:
+        instant = client.get(
+            "/svc/api/v1/query",
+            params={"query": 'approx_topk(1, count_over_time({app=~"r|u"}[1m]))', "time": "60"},
+        )
+        ranged = client.get(
+            "/svc/api/v1/query_range",
+            params={
+                "query": 'approx_topk(1, count_over_time({app=~"r|u"}[1m]))',
+                "start": "0",
+                "end": "60",
+                "step": "30",
+            },
+        )
+    assert instant.json()["data"]["result"] == [{"metric": {"app": "r"}, "value": [60, "6"]}]
+    assert (ranged.status_code, ranged.text) == (
+        400,
+        "count min sketches are only supported on instant queries",
+    )
