@@ -24,9 +24,7 @@ from logql_to_sql.frame import Frame
 from logql_to_sql.label_filters import compile_label_filter
 from logql_to_sql.parsers import (
     IS_OBJECT,
-    IS_OBJECT_SAFE,
     JSON_DETAILS,
-    JSON_SCALAR,
     group_names,
     json_candidate_paths,
     json_path,
@@ -217,7 +215,10 @@ def _matcher(matcher: ast.Matcher, value: exp.Expr) -> exp.Expr:
 
 @dataclass
 class _Extraction:
-    extras: dict[str, exp.Expr]
+    """Columns to compute first (one frame per step, later steps may read earlier ones),
+    then each key's value and the error, all over those columns."""
+
+    steps: list[dict[str, exp.Expr]]
     values: dict[str, exp.Expr]
     error: exp.Expr
     details: exp.Expr
@@ -230,28 +231,34 @@ def _source_keys(tracked: ColumnarLabels) -> list[str]:
 
 
 def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
-    keys = _source_keys(tracked)
-    extraction = _extract(stage, keys)
-    staged = frame.next(extras=extraction.extras)
+    # Every heavy expression is computed once, in its own frame, and read as a column after:
+    # DuckDB does not share repeated subexpressions across CASE branches.
+    extraction = _extract(stage, _source_keys(tracked))
+    carried: dict[str, exp.Expr] = {}
+    for step in extraction.steps:
+        carried = {**{name: exp.column(name) for name in carried}, **step}
+        frame = frame.next(extras=carried)
+    parsed = {
+        f"p{index}": value
+        for index, name in enumerate(tracked.names)
+        if (value := _parsed_for(name, extraction.values)) is not None
+    }
+    frame = frame.next(extras={**parsed, "pq": extraction.error, "pd": extraction.details})
     changes: dict[str, exp.Expr] = {}
-    for index, name in enumerate(tracked.names):
-        parsed = _parsed_for(name, extraction.values)
-        if parsed is None:
-            continue
-        value, written = exp.column(f"v{index}"), exp.column(f"w{index}")
+    for column in parsed:
+        index = column[1:]
         changes[f"v{index}"] = sql(
             "CASE WHEN :w THEN :v WHEN :p IS NOT NULL THEN :p ELSE :v END",
-            w=written,
-            v=value,
-            p=parsed,
+            w=exp.column(f"w{index}"),
+            v=exp.column(f"v{index}"),
+            p=exp.column(column),
         )
-        changes[f"w{index}"] = sql(":w OR :p IS NOT NULL", w=written.copy(), p=parsed.copy())
-    failed = sql(":e IS NOT NULL", e=extraction.error)
-    changes["err"] = sql("CASE WHEN :f THEN :e ELSE err END", f=failed, e=extraction.error)
-    changes["errd"] = sql(
-        "CASE WHEN :f THEN :d ELSE errd END", f=failed.copy(), d=extraction.details
-    )
-    return staged.with_changes(changes)
+        changes[f"w{index}"] = sql(
+            ":w OR :p IS NOT NULL", w=exp.column(f"w{index}"), p=exp.column(column)
+        )
+    changes["err"] = sql("CASE WHEN pq IS NOT NULL THEN pq ELSE err END")
+    changes["errd"] = sql("CASE WHEN pq IS NOT NULL THEN pd ELSE errd END")
+    return frame.with_changes(changes)
 
 
 def _parsed_for(name: str, values: dict[str, exp.Expr]) -> exp.Expr | None:
@@ -303,7 +310,7 @@ def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
                 values[label] = sql("CASE WHEN :p THEN :r END", p=present, r=raw)
             else:
                 values[label] = sql("CASE WHEN :p AND :r <> '' THEN :r END", p=present, r=raw)
-        return _Extraction({}, values, none, none.copy())
+        return _Extraction([], values, none, none.copy())
     markers: dict[str, str] = {}
     if isinstance(stage, ast.RegexpParser):
         regex, names = stage.regex, [n for n in capture_names(stage.regex) if n]
@@ -312,7 +319,7 @@ def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
         regex, names, markers = pattern_regex(stage.pattern)
     wanted_groups = [n for n in names if sanitize(n) in keys]
     if not wanted_groups:
-        return _Extraction({}, {}, none, none.copy())
+        return _Extraction([], {}, none, none.copy())
     groups = group_names(regex)
     extras = {
         "rx": sql(
@@ -327,11 +334,10 @@ def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
         if name in markers:
             value = sql("CASE WHEN rx[:m] <> '' THEN :v END", m=markers[name], v=value)
         values[sanitize(name)] = value
-    return _Extraction(extras, values, none, none.copy())
+    return _Extraction([extras], values, none, none.copy())
 
 
 def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
-    valid = sql(IS_OBJECT)
     paths: list[str] = []
     values: dict[str, exp.Expr] = {}
     if stage.extractions:
@@ -344,21 +350,36 @@ def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
                     "json_type(:j) = 'NULL' THEN '' ELSE CAST(:j AS VARCHAR) END",
                     j=element,
                 )
-        bad = sql("line <> '' AND left(line, 1) NOT IN ('{', '[', '\"')")
-        error = sql("CASE WHEN :b THEN 'JSONParserErr' END", b=bad)
+        error = sql(
+            "CASE WHEN line <> '' AND left(line, 1) NOT IN ('{', '[', '\"') "
+            "THEN 'JSONParserErr' END"
+        )
         details = sql("CAST(NULL AS VARCHAR)")
+        lookup = "json_extract(CASE WHEN json_valid(line) THEN line ELSE '{}' END, :p)"
     else:
         for key in keys:
             candidates = []
             for path in json_candidate_paths(key):
                 paths.append(path)
-                candidates.append(sql(JSON_SCALAR, v=sql("list_extract(hj, :i)", i=len(paths))))
+                text = sql("list_extract(hj, :i)", i=len(paths))
+                # Objects and arrays flatten into other labels; only scalars count here.
+                candidates.append(
+                    sql(
+                        "CASE WHEN left(:t, 1) IN ('{', '[') AND json_type(CASE WHEN ok THEN line "
+                        "ELSE '{}' END, :p) IN ('OBJECT', 'ARRAY') THEN NULL ELSE :t END",
+                        t=text,
+                        p=path,
+                    )
+                )
             values[key] = (
                 candidates[0]
                 if len(candidates) == 1
                 else exp.Coalesce(this=candidates[0], expressions=candidates[1:])
             )
-        error = sql("CASE WHEN NOT :v THEN 'JSONParserErr' END", v=valid)
-        details = sql("CASE WHEN NOT :v THEN :d END", v=valid.copy(), d=JSON_DETAILS)
-    extras = {"hj": sql("json_extract(" + IS_OBJECT_SAFE + ", :p)", p=paths)} if paths else {}
-    return _Extraction(extras, values, error, details)
+        error = sql("CASE WHEN NOT ok THEN 'JSONParserErr' END")
+        details = sql("CASE WHEN NOT ok THEN :d END", d=JSON_DETAILS)
+        lookup = "json_extract_string(CASE WHEN ok THEN line ELSE '{}' END, :p)"
+    steps: list[dict[str, exp.Expr]] = [{"ok": sql(IS_OBJECT)}]
+    if paths:
+        steps.append({"hj": sql(lookup, p=paths)})
+    return _Extraction(steps, values, error, details)
