@@ -15,13 +15,30 @@ from litestar.exceptions import HTTPException
 from litestar.types import Middleware
 
 from logql_to_sql import LogQLError
+from svc.api.detected_fields import (
+    detected_field_values,
+    detected_field_values_post,
+    detected_fields,
+    detected_fields_post,
+)
+from svc.api.index import (
+    index_stats_get,
+    index_stats_post,
+    volume_get,
+    volume_post,
+    volume_range_get,
+    volume_range_post,
+)
 from svc.api.labels import label_values_handler, labels, series, series_post
+from svc.api.legacy import legacy_label_values, legacy_labels, legacy_query
 from svc.api.ops import ops_routes
 from svc.api.otlp import otlp_logs
+from svc.api.patterns import patterns
 from svc.api.push import push
 from svc.api.query import query, query_range, query_range_post
 from svc.api.responses import text_response
 from svc.api.status import buildinfo, format_query_get, format_query_post, ready
+from svc.api.tail import tail
 from svc.config import Config
 from svc.errors import ServiceError
 from svc.runtime import Runtime
@@ -44,6 +61,21 @@ ROUTES = [
     buildinfo,
     format_query_get,
     format_query_post,
+    index_stats_get,
+    index_stats_post,
+    volume_get,
+    volume_post,
+    volume_range_get,
+    volume_range_post,
+    tail,
+    legacy_query,
+    legacy_labels,
+    legacy_label_values,
+    patterns,
+    detected_fields,
+    detected_fields_post,
+    detected_field_values,
+    detected_field_values_post,
 ]
 
 

@@ -16,7 +16,13 @@ from typing import Any
 
 import yaml
 
-from svc.durations import format_duration, parse_duration_seconds, parse_timestamp_ns
+from logql_to_sql.gofmt import go_format_v
+from svc.durations import (
+    format_duration,
+    format_go_duration,
+    parse_duration_seconds,
+    parse_timestamp_ns,
+)
 from svc.errors import ServiceError
 from svc.tenancy import validate_tenant_id
 
@@ -29,6 +35,7 @@ __all__ = [
     "IngesterConfig",
     "LifecyclerConfig",
     "LimitsConfig",
+    "PatternIngesterConfig",
     "PeriodConfig",
     "QuerierConfig",
     "QueryRangeConfig",
@@ -262,6 +269,53 @@ class TsdbShipperConfig:
 
 
 @dataclass
+class PatternRingConfig:
+    """Ring of the pattern ingesters (``pattern_ingester.lifecycler.ring:``)."""
+
+    replication_factor: int = setting(1, "Copies of each stream's patterns; must be 1.")
+
+
+@dataclass
+class PatternLifecyclerConfig:
+    """Ring membership of the pattern ingester (``pattern_ingester.lifecycler:``)."""
+
+    ring: PatternRingConfig = field(default_factory=PatternRingConfig)
+
+
+@dataclass
+class PatternIngesterConfig:
+    """Log pattern detection behind ``GET /patterns`` (``pattern_ingester:``).
+
+    Patterns are mined when queried, from the newest ``query_line_limit`` lines of the
+    matching streams (see ``svc/query/patterns.py``); the other settings keep the
+    reference's names, defaults and start-up checks.
+    """
+
+    enabled: bool = setting(False, "Serve GET /patterns (404 while disabled).")
+    lifecycler: PatternLifecyclerConfig = field(default_factory=PatternLifecyclerConfig)
+    max_clusters: int = setting(300, "Most patterns kept per stream while mining.")
+    max_allowed_line_length: int = setting(3000, "Longer lines are not mined (0: no limit).")
+    min_cluster_size: int = setting(
+        3, "Patterns matching fewer lines over the whole query are left out of the answer."
+    )
+    query_line_limit: int = setting(
+        10000, "Newest lines of the matching streams one /patterns query mines."
+    )
+    pattern_sample_interval: float = setting(
+        10.0, "Resolution of pattern samples; the smallest step answered.", duration=True
+    )
+    max_chunk_age: float = setting(
+        3600.0, "Span of one chunk of pattern samples (>= pattern_sample_interval).", duration=True
+    )
+    retain_for: float = setting(
+        3 * 3600.0, "How long pattern samples are kept (>= max_chunk_age).", duration=True
+    )
+    volume_threshold: float = setting(
+        0.99, "Share of the log volume the aggregated patterns must cover, in [0, 1]."
+    )
+
+
+@dataclass
 class StorageConfig:
     """Storage settings (``storage_config:``)."""
 
@@ -291,6 +345,7 @@ class Config:
     compactor: CompactorConfig = field(default_factory=CompactorConfig)
     schema_config: SchemaConfig = field(default_factory=SchemaConfig)
     storage_config: StorageConfig = field(default_factory=StorageConfig)
+    pattern_ingester: PatternIngesterConfig = field(default_factory=PatternIngesterConfig)
     overrides: dict[str, TenantOverrides] = setting(  # noqa: RUF009
         {}, "Per-tenant settings replacing limits_config ones, by tenant ID."
     )
@@ -351,7 +406,29 @@ def validate_config(config: Config) -> list[str]:
         errors.append(f"invalid deletion mode: {config.limits_config.deletion_mode}")
     errors += _schema_config_errors(config)
     errors += _override_errors(config)
+    errors += _pattern_ingester_errors(config.pattern_ingester)
     return errors
+
+
+def _pattern_ingester_errors(cfg: PatternIngesterConfig) -> list[str]:
+    """The reference's checks of the pattern ingester, in its order (first failure only)."""
+    if cfg.lifecycler.ring.replication_factor != 1:
+        return ["pattern ingester replication factor must be 1"]
+    retain, age = round(cfg.retain_for * 1e9), round(cfg.max_chunk_age * 1e9)
+    interval = round(cfg.pattern_sample_interval * 1e9)
+    if retain < age:
+        return [
+            f"retain-for ({format_go_duration(retain)}) must be greater than or equal to "
+            f"chunk-duration ({format_go_duration(age)})"
+        ]
+    if age < interval:
+        return [
+            f"chunk-duration ({format_go_duration(age)}) must be greater than or equal to "
+            f"sample-interval ({format_go_duration(interval)})"
+        ]
+    if not 0 <= cfg.volume_threshold <= 1:
+        return [f"volume_threshold ({go_format_v(cfg.volume_threshold)}) must be between 0 and 1"]
+    return []
 
 
 _DAY_SECONDS = 86400.0

@@ -55,14 +55,14 @@ def _list_response(values: list[str]) -> Response[bytes]:
     return json_response({"status": "success", "data": values})
 
 
-@get(api_paths("/labels", "/api/prom/label"))
+@get(api_paths("/labels"))
 async def labels(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Label names of the streams with data in the window."""
     _, _, streams = await _streams(request)
     return _list_response(label_names(streams))
 
 
-@get(api_paths("/label/{name:str}/values", "/api/prom/label/{name:str}/values"))
+@get(api_paths("/label/{name:str}/values"))
 async def label_values_handler(request: Request[Any, Any, Any], name: str) -> Response[bytes]:
     """Values of one label over the streams with data in the window."""
     _, _, streams = await _streams(request)

@@ -22,6 +22,12 @@ from svc.api.params import (
     step_param,
     timestamp_param,
 )
+from svc.api.parquet_results import (
+    metric_result_parquet,
+    parquet_media_type,
+    parquet_response,
+    streams_parquet,
+)
 from svc.api.responses import json_response, stats_object
 from svc.errors import BadRequestError
 from svc.query.log_queries import LogQueryRequest, run_log_query
@@ -59,8 +65,12 @@ def streams_payload(streams: list[ResultStream]) -> list[dict[str, Any]]:
     ]
 
 
-async def _log_query(rt: Runtime, tenant: str, request: LogQueryRequest) -> Response[bytes]:
+async def _log_query(
+    rt: Runtime, tenant: str, request: LogQueryRequest, parquet: str | None = None
+) -> Response[bytes]:
     streams, stats = await asyncio.to_thread(run_log_query, rt.engine, tenant, request)
+    if parquet:
+        return parquet_response(streams_parquet(streams), parquet)
     return json_response(
         {
             "status": "success",
@@ -112,11 +122,14 @@ async def _query_range(request: Request[Any, Any, Any]) -> Response[bytes]:
             step,
             align=rt.config.query_range.align_queries_with_step,
         )
-        return await _metric_query(rt, tenant, expr, grid, instant=False)
+        return await _metric_query(
+            rt, tenant, expr, grid, instant=False, parquet=parquet_media_type(request)
+        )
     return await _log_query(
         rt,
         tenant,
         LogQueryRequest(expr, window.start_ns, window.end_ns, limit, direction, interval),
+        parquet_media_type(request),
     )
 
 
@@ -133,11 +146,19 @@ async def query(request: Request[Any, Any, Any]) -> Response[bytes]:
     if isinstance(expr, ast.LogQuery):
         raise BadRequestError(_LOG_INSTANT_MESSAGE)
     rt.require_ready()
-    return await _metric_query(rt, tenant, expr, Grid(at, 1_000_000, 1), instant=True)
+    return await _metric_query(
+        rt, tenant, expr, Grid(at, 1_000_000, 1), instant=True, parquet=parquet_media_type(request)
+    )
 
 
 async def _metric_query(
-    rt: Runtime, tenant: str, expr: ast.MetricExpr, grid: Grid, *, instant: bool
+    rt: Runtime,
+    tenant: str,
+    expr: ast.MetricExpr,
+    grid: Grid,
+    *,
+    instant: bool,
+    parquet: str | None = None,
 ) -> Response[bytes]:
     result, stats = await asyncio.to_thread(
         run_metric_query,
@@ -148,6 +169,8 @@ async def _metric_query(
         max_series=rt.config.limits_config.max_query_series,
         instant=instant,
     )
+    if parquet:
+        return parquet_response(metric_result_parquet(result), parquet)
     kind, payload = metric_payload(result, instant=instant)
     return json_response(
         {

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Catalog", "FileEntry", "StreamRow"]
+__all__ = ["Catalog", "FileEntry", "FileStreamRow", "StreamRow"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -27,6 +27,11 @@ CREATE TABLE IF NOT EXISTS streams (
     first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL, PRIMARY KEY (tenant, stream_id)
 );
 CREATE TABLE IF NOT EXISTS state (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS file_streams (
+    path TEXT NOT NULL, stream_id INTEGER NOT NULL, rows INTEGER NOT NULL,
+    line_bytes INTEGER NOT NULL, min_ts INTEGER NOT NULL, max_ts INTEGER NOT NULL,
+    PRIMARY KEY (path, stream_id)
+);
 """
 
 
@@ -57,6 +62,18 @@ class StreamRow:
     last_ts: int
 
 
+@dataclass(frozen=True)
+class FileStreamRow:
+    """One stream's share of one file: its rows, line bytes and time span (index stats)."""
+
+    path: str
+    stream_id: int
+    rows: int
+    line_bytes: int
+    min_ts: int
+    max_ts: int
+
+
 class Catalog:
     """Files and streams of every tenant, persisted in one SQLite database."""
 
@@ -77,9 +94,14 @@ class Catalog:
         return int(row[0]) if row else 0
 
     def commit_flush(
-        self, files: Iterable[FileEntry], streams: Iterable[StreamRow], wal_seq: int
+        self,
+        files: Iterable[FileEntry],
+        streams: Iterable[StreamRow],
+        wal_seq: int,
+        file_streams: Iterable[FileStreamRow] = (),
     ) -> None:
-        """List new files, upsert their streams and advance the watermark, atomically."""
+        """List new files (with their per-stream summaries), upsert their streams and
+        advance the watermark, atomically."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -109,6 +131,13 @@ class Catalog:
                         for s in streams
                     ],
                 )
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO file_streams VALUES (?,?,?,?,?,?)",
+                    [
+                        (r.path, r.stream_id, r.rows, r.line_bytes, r.min_ts, r.max_ts)
+                        for r in file_streams
+                    ],
+                )
                 self._db.execute(
                     "INSERT INTO state VALUES ('flushed_wal_seq', ?) "
                     "ON CONFLICT (name) DO UPDATE SET value=max(value, excluded.value)",
@@ -128,6 +157,22 @@ class Catalog:
                 (tenant, start_ns, end_ns),
             ).fetchall()
         return [FileEntry(*row) for row in rows]
+
+    def file_streams(self, paths: Iterable[str]) -> list[FileStreamRow]:
+        """The per-stream summaries of the given files (files flushed before summaries
+        existed have none)."""
+        wanted = list(paths)
+        found: list[FileStreamRow] = []
+        with self._lock:
+            for offset in range(0, len(wanted), 500):
+                chunk = wanted[offset : offset + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT * FROM file_streams WHERE path IN ({marks})",
+                    chunk,
+                ).fetchall()
+                found += [FileStreamRow(*row) for row in rows]
+        return found
 
     def all_files(self) -> list[FileEntry]:
         """Every listed file."""

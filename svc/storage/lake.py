@@ -17,11 +17,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from schemas.log_rows import LABEL_MAP, LOG_ROW_SCHEMA
-from svc.storage.catalog import FileEntry
+from svc.storage.catalog import FileEntry, FileStreamRow
 from svc.storage.files import fsync_directory
 from svc.tenancy import tenant_directory_name
 
-__all__ = ["DAY_NS", "day_of", "write_tenant_files"]
+__all__ = [
+    "DAY_NS",
+    "day_of",
+    "stream_summaries",
+    "write_tenant_files",
+    "write_tenant_files_summarized",
+]
 
 DAY_NS = 86_400 * 1_000_000_000
 
@@ -37,12 +43,47 @@ def write_tenant_files(
     root: Path, tenant: str, head: pa.Table, labels_of: LabelsOf, row_group_rows: int
 ) -> list[FileEntry]:
     """Write a tenant's head rows as one file per day; returns their catalog entries."""
+    return write_tenant_files_summarized(root, tenant, head, labels_of, row_group_rows)[0]
+
+
+def write_tenant_files_summarized(
+    root: Path, tenant: str, head: pa.Table, labels_of: LabelsOf, row_group_rows: int
+) -> tuple[list[FileEntry], list[FileStreamRow]]:
+    """``write_tenant_files``, plus each file's per-stream summary rows."""
     days = pc.divide(head["ts"], pa.scalar(DAY_NS, pa.int64()))
     entries = []
+    summaries: list[FileStreamRow] = []
     for day_number in pc.unique(days).to_pylist():
         part = head.filter(pc.equal(days, pa.scalar(day_number, pa.int64())))
-        entries.append(_write_day(root, tenant, part, labels_of, row_group_rows))
-    return entries
+        entry = _write_day(root, tenant, part, labels_of, row_group_rows)
+        entries.append(entry)
+        summaries += stream_summaries(entry.path, part)
+    return entries, summaries
+
+
+def stream_summaries(path: str, rows: pa.Table) -> list[FileStreamRow]:
+    """Rows, line bytes and time span of each stream in ``rows`` (the rows of one file)."""
+    table = pa.table(
+        {
+            "stream_id": rows["stream_id"],
+            "ts": rows["ts"],
+            "bytes": pc.binary_length(rows["line"]),
+        }
+    )
+    grouped = table.group_by("stream_id").aggregate(
+        [("ts", "count"), ("bytes", "sum"), ("ts", "min"), ("ts", "max")]
+    )
+    return [
+        FileStreamRow(path, stream_id, count, line_bytes or 0, min_ts, max_ts)
+        for stream_id, count, line_bytes, min_ts, max_ts in zip(
+            grouped["stream_id"].to_pylist(),
+            grouped["ts_count"].to_pylist(),
+            grouped["bytes_sum"].to_pylist(),
+            grouped["ts_min"].to_pylist(),
+            grouped["ts_max"].to_pylist(),
+            strict=True,
+        )
+    ]
 
 
 def _write_day(

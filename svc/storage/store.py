@@ -23,9 +23,9 @@ import pyarrow.compute as pc
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
 from svc.errors import ServiceError
 from svc.ingest.model import PushStream
-from svc.storage.catalog import Catalog, FileEntry, StreamRow
+from svc.storage.catalog import Catalog, FileEntry, FileStreamRow, StreamRow
 from svc.storage.head import Head
-from svc.storage.lake import write_tenant_files
+from svc.storage.lake import write_tenant_files_summarized
 from svc.storage.streams import StreamIndex, stream_id_of
 from svc.storage.wal import WriteAheadLog
 
@@ -109,6 +109,8 @@ class Store:
         self.read_only = False
         # Called once per accepted push with (tenant, rows, line bytes), after it is durable.
         self.on_push: Callable[[str, int, int], None] | None = None
+        # Called once per accepted push with (tenant, rows) once they are visible (tail).
+        self.on_rows: list[Callable[[str, pa.RecordBatch], None]] = []
 
     # lifecycle -----------------------------------------------------------------------
 
@@ -170,6 +172,8 @@ class Store:
         await self.wal.append(payload, lambda: self._apply(tenant, prepared))
         if self.on_push is not None:
             self.on_push(tenant, prepared.batch.num_rows, prepared.line_bytes)
+        for listener in self.on_rows:
+            listener(tenant, prepared.batch)
         if self.head.line_bytes >= self.settings.head_max_bytes:
             self._wake.set()
 
@@ -190,27 +194,30 @@ class Store:
                 with self._view_lock:
                     old, self.head = self.head, Head()
                     self._flushing.append(old)
-            entries, streams = self._write(old)
+            entries, streams, summaries = self._write(old)
             with self._view_lock:
-                self.catalog.commit_flush(entries, streams, closed_seq)
+                self.catalog.commit_flush(entries, streams, closed_seq, summaries)
                 self._flushing.remove(old)
             self.wal.retire(closed_seq)
             self.flushes_total += 1
             log.info("flushed head: files=%d rows=%d", len(entries), old.rows)
             return len(entries)
 
-    def _write(self, head: Head) -> tuple[list[FileEntry], list[StreamRow]]:
+    def _write(self, head: Head) -> tuple[list[FileEntry], list[StreamRow], list[FileStreamRow]]:
         entries: list[FileEntry] = []
         streams: list[StreamRow] = []
+        summaries: list[FileStreamRow] = []
         for tenant, tenant_head in head.tenants.items():
             table = tenant_head.as_table()
 
             def labels_of(stream_id: int, tenant: str = tenant) -> list[tuple[str, str]]:
                 return self._labels(tenant, stream_id)
 
-            entries += write_tenant_files(
+            written, summarized = write_tenant_files_summarized(
                 self.lake_root, tenant, table, labels_of, self.settings.row_group_rows
             )
+            entries += written
+            summaries += summarized
             for stream_id in pc.unique(table["stream_id"]).to_pylist():
                 info = self.index.get(tenant, stream_id)
                 if info is not None:
@@ -224,7 +231,7 @@ class Store:
                             info.last_ts,
                         )
                     )
-        return entries, streams
+        return entries, streams, summaries
 
     def _labels(self, tenant: str, stream_id: int) -> list[tuple[str, str]]:
         info = self.index.get(tenant, stream_id)
