@@ -66,7 +66,10 @@ def streams_payload(streams: list[ResultStream]) -> list[dict[str, Any]]:
 
 
 async def _log_query(
-    rt: Runtime, tenant: str, request: LogQueryRequest, parquet: str | None = None
+    rt: Runtime,
+    tenant: tuple[str, ...],
+    request: LogQueryRequest,
+    parquet: str | None = None,
 ) -> Response[bytes]:
     streams, stats = await asyncio.to_thread(run_log_query, rt.engine, tenant, request)
     if parquet:
@@ -83,11 +86,9 @@ async def _log_query(
     )
 
 
-def _tenant(rt: Runtime, request: Request[Any, Any, Any]) -> str:
-    tenants = rt.resolver.for_query(org_header(request))
-    if len(tenants) > 1:
-        raise BadRequestError("multi-tenant queries are not supported by this endpoint yet")
-    return tenants[0]
+def _tenant(rt: Runtime, request: Request[Any, Any, Any]) -> tuple[str, ...]:
+    """The queried tenants: several only with ``multi_tenant_queries_enabled``."""
+    return rt.resolver.for_query(org_header(request))
 
 
 @get(api_paths("/query_range"))
@@ -153,7 +154,7 @@ async def query(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 async def _metric_query(
     rt: Runtime,
-    tenant: str,
+    tenant: tuple[str, ...],
     expr: ast.MetricExpr,
     grid: Grid,
     *,

@@ -20,17 +20,19 @@ from logql_to_sql.compiler import LogQueryPlan
 from logql_to_sql.dialect import DIALECT
 from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import GatewayTimeoutError
+from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
 from svc.storage.catalog import FileEntry
 from svc.storage.store import Store, StoreView
 
-__all__ = ["QueryEngine", "ScanStats"]
+__all__ = ["AnyView", "QueryEngine", "ScanStats"]
+
+AnyView = StoreView | MultiView
 
 _TIMEOUT_MESSAGE = (
     "request timed out, decrease the duration of the request or add more label matchers "
     "(prefer exact match over regex match) to reduce the amount of data processed"
 )
-_LOG_COLUMNS = ("ts", "stream_id", "line", "metadata")
 
 
 @dataclass
@@ -68,18 +70,24 @@ class QueryEngine:
         self._names = itertools.count()
         self._lock = threading.Lock()
 
+    def view(self, tenants: tuple[str, ...], start_ns: int, end_ns: int) -> AnyView:
+        """What a query of these tenants reads (their union when there are several)."""
+        if len(tenants) == 1:
+            return self.store.view(tenants[0], start_ns, end_ns)
+        return tenants_view(self.store, tenants, start_ns, end_ns)
+
     def run_log_query(
-        self, tenant: str, plan: LogQueryPlan, start_ns: int, end_ns: int
-    ) -> tuple[pa.Table, StoreView, ScanStats]:
+        self, tenants: str | tuple[str, ...], plan: LogQueryPlan, start_ns: int, end_ns: int
+    ) -> tuple[pa.Table, AnyView, ScanStats]:
         """Rows of a log query, with its view and what it scanned.
 
         With a limit, files are read newest first (oldest first going forward) in small
         groups; once ``limit`` rows are found, files that cannot hold a row beyond the
         current cut-off are never opened.
         """
-        view = self.store.view(tenant, start_ns, end_ns)
+        view = self.view((tenants,) if isinstance(tenants, str) else tenants, start_ns, end_ns)
         stats = ScanStats()
-        if plan.limit is None:
+        if plan.limit is None or isinstance(view, MultiView):
             _add_scan(stats, view.files, view.head_tables)
             table = self.execute(plan.select, view, stats)
             stats.returned = table.num_rows
@@ -107,7 +115,7 @@ class QueryEngine:
         stats.returned = found.num_rows
         return found, view, stats
 
-    def execute(self, select: exp.Select, view: StoreView, stats: ScanStats) -> pa.Table:
+    def execute(self, select: exp.Select, view: AnyView, stats: ScanStats) -> pa.Table:
         """Bind ``logs``/``streams`` to the view, run, return the Arrow result."""
         started = time.perf_counter()
         cursor = self._db.cursor()
@@ -128,17 +136,14 @@ class QueryEngine:
         return result
 
     def _bind(
-        self, select: exp.Select, view: StoreView, cursor: duckdb.DuckDBPyConnection
+        self, select: exp.Select, view: AnyView, cursor: duckdb.DuckDBPyConnection
     ) -> exp.Expr:
         parts: list[exp.Select] = []
-        if view.files:
-            files = exp.Array(expressions=[exp.Literal.string(p) for p in view.paths])
-            source = exp.Anonymous(this="read_parquet", expressions=[files])
-            parts.append(exp.select(*_LOG_COLUMNS).from_(exp.Table(this=source)))
-        tables = view.head_tables or [HEAD_SCHEMA.empty_table()]
-        for table in tables:
-            name = self._register(cursor, table)
-            parts.append(exp.select(*_LOG_COLUMNS).from_(name))
+        sources = view.parts if isinstance(view, MultiView) else [(view, 0)]
+        for source, mask in sources:
+            parts += self._sources(source, mask, cursor)
+        if not parts:
+            parts = self._sources(StoreView(self.store.lake_root, [], [], view.streams), 0, cursor)
         logs: exp.Query = parts[0]
         for part in parts[1:]:
             logs = exp.union(logs, part, distinct=False)
@@ -153,6 +158,29 @@ class QueryEngine:
             return node
 
         return select.transform(replace)
+
+    def _sources(
+        self, view: StoreView, mask: int, cursor: duckdb.DuckDBPyConnection
+    ) -> list[exp.Select]:
+        """One SELECT per source of the view: its files, then each in-memory table."""
+        stream_id: exp.Expr = exp.column("stream_id")
+        if mask:
+            stream_id = exp.Anonymous(
+                this="xor", expressions=[stream_id, exp.Literal.number(mask)]
+            ).as_("stream_id")
+        columns = [exp.column("ts"), stream_id, exp.column("line"), exp.column("metadata")]
+        parts = []
+        if view.files:
+            files = exp.Array(expressions=[exp.Literal.string(p) for p in view.paths])
+            source = exp.Anonymous(this="read_parquet", expressions=[files])
+            parts.append(exp.select(*[c.copy() for c in columns]).from_(exp.Table(this=source)))
+        for table in view.head_tables:
+            name = self._register(cursor, table)
+            parts.append(exp.select(*[c.copy() for c in columns]).from_(name))
+        if not parts and not mask:
+            name = self._register(cursor, HEAD_SCHEMA.empty_table())
+            parts.append(exp.select(*columns).from_(name))
+        return parts
 
     def _register(self, cursor: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
         name = f"arrow_{next(self._names)}"

@@ -11,6 +11,7 @@ from logql_to_sql import ast
 from logql_to_sql.compiler import Direction, compile_log_query
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.streams import ResultStream, group_streams
+from svc.query.tenants import MultiView
 
 __all__ = ["LogQueryRequest", "run_log_query", "sample_interval", "stream_labels_lookup"]
 
@@ -30,7 +31,7 @@ class LogQueryRequest:
 
 
 def run_log_query(
-    engine: QueryEngine, tenant: str, request: LogQueryRequest
+    engine: QueryEngine, tenants: str | tuple[str, ...], request: LogQueryRequest
 ) -> tuple[list[ResultStream], ScanStats]:
     """The result streams of a log query and what it scanned."""
     plan = compile_log_query(
@@ -40,12 +41,17 @@ def run_log_query(
         limit=None if request.interval_ns else request.limit,
         direction=request.direction,
     )
-    rows, _, stats = engine.run_log_query(tenant, plan, request.start_ns, request.end_ns)
+    rows, view, stats = engine.run_log_query(tenants, plan, request.start_ns, request.end_ns)
     if request.interval_ns:
         rows = sample_interval(rows, request.interval_ns, request.limit)
         stats.returned = rows.num_rows
     backward = request.direction is Direction.BACKWARD
-    return group_streams(rows, stream_labels_lookup(engine, tenant), backward=backward), stats
+    if isinstance(view, MultiView):
+        labels_of = view_labels_lookup(view)
+    else:
+        single = tenants if isinstance(tenants, str) else tenants[0]
+        labels_of = stream_labels_lookup(engine, single)
+    return group_streams(rows, labels_of, backward=backward), stats
 
 
 def sample_interval(rows: pa.Table, interval_ns: int, limit: int) -> pa.Table:
@@ -59,6 +65,15 @@ def sample_interval(rows: pa.Table, interval_ns: int, limit: int) -> pa.Table:
             if len(keep) == limit:
                 break
     return rows.take(pa.array(keep, pa.int64()))
+
+
+def view_labels_lookup(view: MultiView) -> Callable[[int], Labels]:
+    """Labels (``__tenant_id__`` included) of the streams of a multi-tenant view."""
+
+    def labels_of(stream_id: int) -> Labels:
+        return view.labels_by_id.get(stream_id, ())
+
+    return labels_of
 
 
 def stream_labels_lookup(engine: QueryEngine, tenant: str) -> Callable[[int], Labels]:

@@ -65,7 +65,7 @@ def range_grid(start_ns: int, end_ns: int, step_ns: int, *, align: bool) -> Grid
 
 def run_metric_query(
     engine: QueryEngine,
-    tenant: str,
+    tenant: str | tuple[str, ...],
     expr: ast.MetricExpr,
     grid: Grid,
     *,
@@ -75,7 +75,8 @@ def run_metric_query(
     """Evaluate ``expr`` on ``grid`` for ``tenant``; raise 400 on pipeline errors."""
     plan = compile_metric_query(expr, grid)
     lookback = _max_lookback(expr)
-    view = engine.store.view(tenant, grid.start_ns - lookback, grid.end_ns + 1)
+    tenants = (tenant,) if isinstance(tenant, str) else tenant
+    view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1)
     stats = ScanStats()
     _count_scan(stats, view)
     if not instant and _uses_approx_topk(expr):

@@ -1,0 +1,86 @@
+"""Queries across tenants with ``X-Scope-OrgID: a|b`` (SPEC 5.6)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+from tests.e2e.clients import push, query_range, stream_values
+from tests.e2e.server import Server
+
+BASE = 1_700_000_000_000_000_000
+WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9)}
+
+
+@pytest.fixture
+def srv(make_server: Callable[..., Server]) -> Server:
+    server = make_server({"querier": {"multi_tenant_queries_enabled": True}})
+    for tenant in ("a", "b", "c"):
+        with server.client(tenant) as client:
+            push(client, [({"app": "x"}, [(BASE, f"line of {tenant}")])])
+    with server.client("b") as client:
+        push(client, [({"app": "y", "__tenant_id__": "spoof"}, [(BASE + 1, "spoofed")])])
+    return server
+
+
+def test_streams_carry_their_tenant_and_no_third_tenant_leaks(srv: Server) -> None:
+    with srv.client("a|b") as client:
+        data = query_range(client, '{app=~".+"}', direction="forward", **WINDOW)
+    assert stream_values(data) == [
+        ({"__tenant_id__": "a", "app": "x"}, [[str(BASE), "line of a"]]),
+        ({"__tenant_id__": "b", "app": "x"}, [[str(BASE), "line of b"]]),
+        (
+            {"__tenant_id__": "b", "app": "y", "original___tenant_id__": "spoof"},
+            [[str(BASE + 1), "spoofed"]],
+        ),
+    ]
+
+
+def test_selector_can_match_the_tenant(srv: Server) -> None:
+    with srv.client("a|b|c") as client:
+        data = query_range(client, '{__tenant_id__=~"a|c", app="x"}', **WINDOW)
+    assert [s["stream"]["__tenant_id__"] for s in data["result"]] == ["a", "c"]
+
+
+def test_metric_aggregation_spans_tenants(srv: Server) -> None:
+    with srv.client("a|b") as client:
+        response = client.get(
+            "/svc/api/v1/query",
+            params={
+                "query": 'sum by (__tenant_id__) (count_over_time({app=~".+"}[1h]))',
+                "time": str((BASE + 10 * 10**9) // 10**9),
+            },
+        )
+        total = client.get(
+            "/svc/api/v1/query",
+            params={
+                "query": 'sum(count_over_time({app="x"}[1h]))',
+                "time": str((BASE + 10 * 10**9) // 10**9),
+            },
+        )
+    assert [(r["metric"], r["value"][1]) for r in response.json()["data"]["result"]] == [
+        ({"__tenant_id__": "a"}, "1"),
+        ({"__tenant_id__": "b"}, "2"),
+    ]
+    assert total.json()["data"]["result"][0]["value"][1] == "2"
+
+
+def test_push_and_tail_refuse_several_tenants(srv: Server) -> None:
+    with srv.client("a|b") as client:
+        pushed = push(client, [({"app": "x"}, [(BASE, "x")])])
+    assert (pushed.status_code, pushed.text) == (400, "multiple org IDs present")
+    url = srv.url.replace("http", "ws") + "/loki/api/v1/tail?query=%7Bapp%3D%22x%22%7D"
+    with pytest.raises(InvalidStatus) as refused:
+        connect(url, additional_headers={"X-Scope-OrgID": "a|b"}).close()
+    assert refused.value.response.status_code == 400
+    assert b"multiple org IDs present" in refused.value.response.body
+
+
+def test_disabled_by_default(server: Server) -> None:
+    with httpx.Client(base_url=server.url, headers={"X-Scope-OrgID": "a|b"}) as client:
+        response = client.get("/svc/api/v1/query_range", params={"query": '{app="x"}'})
+    assert (response.status_code, response.text) == (400, "multiple org IDs present")
