@@ -64,7 +64,7 @@ def run_server(corpus: list[Batch], encoding: str, clients: int) -> dict[str, An
     line_bytes = sum(b.line_bytes for b in corpus)
     content_type = "application/json" if encoding == "json" else "application/x-protobuf"
     with tempfile.TemporaryDirectory() as tmp:
-        server = Server(Path(tmp), {"ingester": {"head_max_bytes": 64 << 20}}).start()
+        server = Server(Path(tmp)).start()  # the service's default configuration
         assert server.process is not None
         pid = server.process.pid
         cpu_before = _cpu_seconds(pid)

@@ -89,6 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Arrow's default allocator keeps freed memory; the system one hands large blocks back,
     # so the head's memory is returned once it is flushed.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    from svc.storage.files import limit_allocator_caching
+
+    limit_allocator_caching()
     flags = parse_flags(sys.argv[1:] if argv is None else argv)
     try:
         config = load_config(flags)

@@ -51,10 +51,16 @@ def write_tenant_files_summarized(
 ) -> tuple[list[FileEntry], list[FileStreamRow]]:
     """``write_tenant_files``, plus each file's per-stream summary rows."""
     days = pc.divide(head["ts"], pa.scalar(DAY_NS, pa.int64()))
+    day_numbers = pc.unique(days).to_pylist()
     entries = []
     summaries: list[FileStreamRow] = []
-    for day_number in pc.unique(days).to_pylist():
-        part = head.filter(pc.equal(days, pa.scalar(day_number, pa.int64())))
+    for day_number in day_numbers:
+        # A head holds one day almost always: filter (a full copy) only when it spans more.
+        part = (
+            head
+            if len(day_numbers) == 1
+            else head.filter(pc.equal(days, pa.scalar(day_number, pa.int64())))
+        )
         entry = _write_day(root, tenant, part, labels_of, row_group_rows)
         entries.append(entry)
         summaries += stream_summaries(entry.path, part)
@@ -89,14 +95,13 @@ def stream_summaries(path: str, rows: pa.Table) -> list[FileStreamRow]:
 def _write_day(
     root: Path, tenant: str, rows: pa.Table, labels_of: LabelsOf, row_group_rows: int
 ) -> FileEntry:
-    rows = rows.sort_by([("stream_id", "ascending"), ("ts", "ascending")])
+    """Write rows sorted by stream then time, one row group at a time: the flush never
+    holds a sorted copy of the whole head, only of the row group being written."""
+    # take() on a many-chunked table concatenates it on every call: combine it once.
+    rows = rows.combine_chunks()
+    order = pc.sort_indices(rows, sort_keys=[("stream_id", "ascending"), ("ts", "ascending")])
     stream_ids = pc.unique(rows["stream_id"])
     label_values = pa.array([labels_of(s) for s in stream_ids.to_pylist()], LABEL_MAP)
-    labels = label_values.take(pc.index_in(rows["stream_id"], value_set=stream_ids))
-    table = pa.table(
-        [rows["ts"], rows["stream_id"], labels, rows["line"], rows["metadata"]],
-        schema=LOG_ROW_SCHEMA,
-    )
     min_ts = pc.min(rows["ts"]).as_py()
     max_ts = pc.max(rows["ts"]).as_py()
     day = day_of(min_ts)
@@ -104,13 +109,19 @@ def _write_day(
     final = root / relative
     final.parent.mkdir(parents=True, exist_ok=True)
     temporary = final.with_name(final.name + ".tmp")
-    pq.write_table(
-        table,
-        temporary,
-        compression="zstd",
-        row_group_size=row_group_rows,
-        write_statistics=True,
-    )
+    with pq.ParquetWriter(
+        temporary, LOG_ROW_SCHEMA, compression="zstd", write_statistics=True
+    ) as writer:
+        for start in range(0, len(order), row_group_rows):
+            chunk = rows.take(order.slice(start, row_group_rows))
+            labels = label_values.take(pc.index_in(chunk["stream_id"], value_set=stream_ids))
+            writer.write_table(
+                pa.table(
+                    [chunk["ts"], chunk["stream_id"], labels, chunk["line"], chunk["metadata"]],
+                    schema=LOG_ROW_SCHEMA,
+                ),
+                row_group_size=row_group_rows,
+            )
     with temporary.open("rb") as handle:
         os.fsync(handle.fileno())
     temporary.rename(final)
@@ -121,7 +132,7 @@ def _write_day(
         day=day,
         min_ts=min_ts,
         max_ts=max_ts,
-        rows=table.num_rows,
+        rows=rows.num_rows,
         line_bytes=pc.sum(pc.binary_length(rows["line"])).as_py() or 0,
         file_bytes=final.stat().st_size,
         streams=len(stream_ids),

@@ -24,6 +24,7 @@ from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
 from svc.errors import ServiceError
 from svc.ingest.model import PushStream
 from svc.storage.catalog import Catalog, FileEntry, FileStreamRow, StreamRow
+from svc.storage.files import release_free_memory
 from svc.storage.head import Head
 from svc.storage.lake import write_tenant_files_summarized
 from svc.storage.streams import StreamIndex, stream_id_of
@@ -201,6 +202,8 @@ class Store:
             self.wal.retire(closed_seq)
             self.flushes_total += 1
             log.info("flushed head: files=%d rows=%d", len(entries), old.rows)
+            del old
+            release_free_memory()
             return len(entries)
 
     def _write(self, head: Head) -> tuple[list[FileEntry], list[StreamRow], list[FileStreamRow]]:
@@ -243,15 +246,21 @@ class Store:
             self._wake.clear()
             if self._stopping.is_set():
                 return
-            head = self.head
-            too_big = head.line_bytes >= self.settings.head_max_bytes
-            too_old = head.rows > 0 and head.age_seconds() >= self.settings.max_head_age_seconds
-            if too_big or too_old:
+            if self._flush_due():
                 try:
                     self.flush()
                 except Exception:
                     log.exception("flush failed; the head stays in memory and in the WAL")
                     time.sleep(1)
+
+    def _flush_due(self) -> bool:
+        # A function of its own so that no local variable keeps a flushed head alive while
+        # the flusher sleeps.
+        head = self.head
+        too_big = head.line_bytes >= self.settings.head_max_bytes
+        return too_big or (
+            head.rows > 0 and head.age_seconds() >= self.settings.max_head_age_seconds
+        )
 
     # read path -----------------------------------------------------------------------
 
