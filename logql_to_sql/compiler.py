@@ -90,10 +90,8 @@ def compile_log_query(
     ]
     order = exp.Ordered(this=exp.column("ts"), desc=direction is Direction.BACKWARD)
     if leading == len(stages):
-        # Entries identical in time, line and metadata within a stream count once.
-        select = (
+        candidates = (
             exp.select("ts", "stream_id", "line", "metadata")
-            .distinct()
             .from_("logs")
             .where(
                 exp.and_(
@@ -106,8 +104,12 @@ def compile_log_query(
             )
             .order_by(order)
         )
-        select = select.limit(limit) if limit is not None else select
-        return LogQueryPlan(select, False, limit, direction is Direction.BACKWARD)
+        return LogQueryPlan(
+            _deduplicated(candidates, limit, order),
+            False,
+            limit,
+            direction is Direction.BACKWARD,
+        )
     rest = stages[leading:]
     source = entry_source(query.selector.matchers, [*time_range(start_ns, end_ns), *line_filters])
     first = filtering_pipeline(source, rest)
@@ -118,12 +120,10 @@ def compile_log_query(
             exp.column("line0").as_("line"),
             exp.column("md0").as_("metadata"),
         )
-        .distinct()
-        .from_(first.select.subquery("p1"))
+        .from_(first.select.subquery("p1", copy=False), copy=False)
         .order_by(order.copy())
     )
-    if limit is not None:
-        survivors = survivors.limit(limit)
+    survivors = _deduplicated(survivors, limit, order)
     second_source = (
         exp.select(
             exp.column("ts", table="p2"),
@@ -132,16 +132,42 @@ def compile_log_query(
             exp.column("metadata", table="p2"),
             exp.column("labels", table="streams"),
         )
-        .from_(survivors.subquery("p2"))
+        .from_(survivors.subquery("p2", copy=False), copy=False)
         .join("streams", on=sql("p2.stream_id = streams.stream_id"))
     )
     second = compile_pipeline(second_source, rest, wanted=None)
     select = (
         exp.select("ts", "stream_id", "line", final_labels().as_("labels"))
-        .from_(second.select.subquery("p3"))
+        .from_(second.select.subquery("p3", copy=False), copy=False)
         .order_by(order.copy())
     )
     return LogQueryPlan(select, True, limit, direction is Direction.BACKWARD)
+
+
+def _deduplicated(candidates: exp.Select, limit: int | None, order: exp.Ordered) -> exp.Select:
+    """Entries identical in time, line and metadata within a stream count once.
+
+    The ordered, limited scan comes first, with room for duplicates (twice the limit), and
+    the DISTINCT after it: a DISTINCT below the limit would stop DuckDB from pushing the
+    running top-N threshold into the scan, which is what makes limited queries cheap.
+    """
+    if limit is None:
+        return (
+            exp.select("*")
+            .distinct()
+            .from_(candidates.subquery("candidates", copy=False), copy=False)
+            .order_by(order.copy(), copy=False)
+        )
+    distinct = (
+        exp.select("*")
+        .distinct()
+        .from_(
+            candidates.limit(2 * limit, copy=False).subquery("candidates", copy=False),
+            copy=False,
+        )
+        .order_by(order.copy(), copy=False)
+    )
+    return distinct.limit(limit, copy=False)
 
 
 def time_range(start_ns: int, end_ns: int) -> list[exp.Expr]:

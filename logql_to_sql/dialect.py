@@ -75,7 +75,7 @@ def sql(template: str, **values: Value) -> exp.Expr:
             return nodes[node.name[len(_PREFIX) :]].copy()
         return node
 
-    return tree.transform(replace)
+    return tree.transform(replace, copy=False)
 
 
 def contains(haystack: exp.Expr, needle: exp.Expr) -> exp.Expr:

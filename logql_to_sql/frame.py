@@ -55,9 +55,13 @@ class Frame:
         columns = [changes.get(name, exp.column(name)).as_(name) for name in self.columns]
         added = extras or {}
         columns += [value.as_(name) for name, value in added.items()]
-        select = exp.select(*columns).from_(self.select.subquery(alias))
+        # Frames only ever grow: wrap the previous SELECT in place instead of copying the
+        # whole nested tree at every stage (which made compiling quadratic).
+        select = exp.select(*columns, copy=False).from_(
+            self.select.subquery(alias, copy=False), copy=False
+        )
         if where is not None:
-            select = select.where(where)
+            select = select.where(where, copy=False)
         return Frame(select, tuple(added), self.depth + 1, self.columns)
 
     def filter(self, condition: exp.Expr) -> Frame:
@@ -91,4 +95,4 @@ def base_frame(source: exp.Select) -> Frame:
         exp.column("line").as_("line0"),
         exp.column("metadata").as_("md0"),
     ]
-    return Frame(exp.select(*columns).from_(source.subquery("src")), (), 1)
+    return Frame(exp.select(*columns).from_(source.subquery("src", copy=False), copy=False), (), 1)

@@ -20,6 +20,7 @@ __all__ = [
     "IS_OBJECT",
     "IS_OBJECT_SAFE",
     "JSON_DETAILS",
+    "JSON_ENTRIES_MACRO",
     "JSON_SCALAR",
     "Hinted",
     "Parsed",
@@ -32,6 +33,7 @@ __all__ = [
     "logfmt",
     "logfmt_hinted",
     "logfmt_value",
+    "macro_definitions",
     "pattern",
     "pattern_regex",
     "regexp",
@@ -81,29 +83,48 @@ def first_wins(entries: exp.Expr) -> exp.Expr:
     )
 
 
-def json_all() -> Parsed:
-    """``| json``: every scalar field, nested objects flattened with ``_`` (four levels)."""
+JSON_ENTRIES_MACRO = "logql_json_entries"
+"""Engine-defined macro: a JSON object line's flattened fields (see ``macro_definitions``)."""
+
+
+def _json_entries_expression() -> exp.Expr:
+    """The fields of ``line``, nested objects flattened with ``_``, names sanitised."""
     leaf = (
         "CASE WHEN json_type(:v) IN ('OBJECT', 'ARRAY', 'NULL') THEN NULL "
         "WHEN json_type(:v) = 'VARCHAR' THEN :v ->> '$' ELSE CAST(:v AS VARCHAR) END"
     )
-    valid = sql(IS_OBJECT)
     # json_transform raises on malformed input even in an untaken CASE branch: feed it '{}'.
     flattened = sql(
         "list_filter(flatten(list_transform(map_entries(json_transform(CASE WHEN :valid "
         "THEN line ELSE '{}' END, '\"MAP(VARCHAR, JSON)\"')), e4 -> :one)), "
         "x -> x.value IS NOT NULL)",
-        valid=valid,
+        valid=sql(IS_OBJECT),
         one=_nest(leaf),
     )
-    entries = sql(
+    return sql(
         "list_transform(:flat, x -> {'key': :name, 'value': x.value})",
         flat=flattened,
         name=sanitize_sql(exp.column("key", table="x")),
     )
+
+
+def macro_definitions() -> list[str]:
+    """``CREATE MACRO`` statements the engine runs once per database.
+
+    The flattening of ``| json`` is a large expression; as a macro it is compiled once
+    instead of being rebuilt (and copied) into every query's tree.
+    """
+    body = _json_entries_expression().sql(dialect="duckdb")
+    return [f"CREATE OR REPLACE MACRO {JSON_ENTRIES_MACRO}(line) AS {body}"]
+
+
+def json_all() -> Parsed:
+    """``| json``: every scalar field, nested objects flattened with ``_`` (four levels)."""
+    valid = sql(IS_OBJECT)
+    entries = exp.Anonymous(this=JSON_ENTRIES_MACRO, expressions=[exp.column("line")])
     return Parsed(
         entries,
-        sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid.copy()),
+        sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
         sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
     )
 
