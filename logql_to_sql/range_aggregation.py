@@ -197,7 +197,7 @@ def _pipeline_entries(
         final = sql("list_filter(:l, e -> e.key <> :n)", l=labels.copy(), n=unwrap.label)
         rows, value = frame.select, exp.column("uv")
     entries = exp.select(exp.column("ts"), final.as_("labels"), value.as_("v")).from_(
-        rows.subquery("pipe")
+        rows.subquery("pipe", copy=False)
     )
     probe = (
         exp.select(exp.column("err"))
@@ -267,7 +267,7 @@ def error_labels_probe(node: ast.RangeAggregation, grid: Grid) -> exp.Select:
             sql("list_sort(map_entries(:m))", m=final_labels()).as_("labels"),
             exp.column("err"),
         )
-        .from_(frame.select.subquery("pipe"))
+        .from_(frame.select.subquery("pipe", copy=False))
         .where(sql("err IS NOT NULL"))
         .limit(1)
     )
@@ -334,10 +334,10 @@ def _aggregate(
     names = ["stream_id", "metadata"] if label_only else ["labels"]
     placed = exp.select(
         *keys, kmin.as_("kmin"), kmax.as_("kmax"), exp.column("ts"), exp.column("v")
-    ).from_(entries.subquery("e"))
+    ).from_(entries.subquery("e", copy=False))
     partials = (
         exp.select(*names, "kmin", "kmax", sql(partial).as_("p"))
-        .from_(placed.subquery("placed"))
+        .from_(placed.subquery("placed", copy=False))
         .where(sql("kmin <= kmax"))
         .group_by(*names, "kmin", "kmax")
     )
@@ -349,11 +349,11 @@ def _aggregate(
                 "kmax",
                 "p",
             )
-            .from_(partials.subquery("by_stream"))
+            .from_(partials.subquery("by_stream", copy=False))
             .join("streams", on=sql("by_stream.stream_id = streams.stream_id"))
         )
     spread = exp.select("labels", sql("unnest(range(kmin, kmax + 1))").as_("k"), "p").from_(
-        partials.subquery("partials")
+        partials.subquery("partials", copy=False)
     )
     phi = node.param if node.param is not None else 0.0
     value = sql(final, range_s=node.range.range_ns / 1e9, phi=min(max(phi, 0.0), 1.0))
@@ -366,7 +366,7 @@ def _aggregate(
             .group_by("labels", "k")
         )
         return exp.select("labels", "k", _counter_rate(grid, node.range).as_("v")).from_(
-            samples.subquery("windows")
+            samples.subquery("windows", copy=False)
         )
     return (
         exp.select("labels", "k", sql("CAST(:v AS DOUBLE)", v=value).as_("v"))
