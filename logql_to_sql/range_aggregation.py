@@ -109,14 +109,19 @@ def compile_range_aggregation(
         if isinstance(s, ast.LineFilter)
     ]
     rest = stages[leading:]
-    label_only = not rest and log_range.unwrap is None
-    if label_only:
-        entries, probe = _label_only_entries(node, log_range, [*time_window, *line_filters]), None
+    if not rest and log_range.unwrap is None:
+        entries = _Entries(
+            _label_only_entries(node, log_range, [*time_window, *line_filters]),
+            ["stream_id", "metadata"],
+            None,
+            by_stream=True,
+        )
+        probe = None
     else:
         entries, probe = _pipeline_entries(
             node, log_range, rest, [*time_window, *line_filters], group
         )
-    samples = _aggregate(node, entries, grid, group, label_only=label_only)
+    samples = _aggregate(node, entries, grid, group)
     if probe is not None and group is not None and "__error__" in _kept_names(group):
         probe = None
     labels_probe = error_labels_probe(node, grid) if probe is not None else None
@@ -171,7 +176,7 @@ def _pipeline_entries(
     stages: tuple[ast.Stage, ...],
     conditions: list[exp.Expr],
     group: ast.Grouping | None,
-) -> tuple[exp.Select, exp.Select]:
+) -> tuple[_Entries, exp.Select]:
     """Entries after the pipeline (and unwrap); plus a probe for entries with an error.
 
     With a ``by`` grouping only those labels can reach the result, so the pipeline
@@ -180,12 +185,15 @@ def _pipeline_entries(
     source = entry_source(log_range.selector.matchers, conditions)
     unwrap = log_range.unwrap
     frame: Frame | None = None
+    columnar_keys: list[str] | None = None
     if group is not None and not group.without:
         columnar = columnar_pipeline(source, stages, _columnar_names(group, stages, unwrap))
         if columnar is not None:
             frame, tracked = columnar
             value_of: ValueOf = tracked.value
             labels = tracked.labels()
+            unwrapped = {unwrap.label} if unwrap is not None else set()
+            columnar_keys = sorted(set(group.labels) - unwrapped)
     if frame is None:
         frame = compile_pipeline(source, stages, _wanted(group, log_range))
         value_of = label_value
@@ -196,16 +204,37 @@ def _pipeline_entries(
         frame = _unwrapped(frame, unwrap, value_of)
         final = sql("list_filter(:l, e -> e.key <> :n)", l=labels.copy(), n=unwrap.label)
         rows, value = frame.select, exp.column("uv")
+    probe_rows = rows.copy()
+    if columnar_keys is not None and group is not None:
+        # Group on the label values themselves; the label list is built per series after.
+        keys = [value_of(name).as_(f"g{i}") for i, name in enumerate(columnar_keys)]
+        entries = exp.select(exp.column("ts"), *keys, value.as_("v")).from_(
+            rows.subquery("pipe", copy=False)
+        )
+        return _Entries(
+            entries, [f"g{i}" for i in range(len(columnar_keys))], _labels_of_keys(columnar_keys)
+        ), _probe(probe_rows)
     entries = exp.select(exp.column("ts"), final.as_("labels"), value.as_("v")).from_(
         rows.subquery("pipe", copy=False)
     )
-    probe = (
+    return _Entries(entries, ["labels"], None), _probe(probe_rows)
+
+
+def _labels_of_keys(names: list[str]) -> exp.Expr:
+    """The label list of a series grouped by the values ``g<i>`` of ``names``."""
+    items = [
+        sql("{'key': :k, 'value': :v}", k=n, v=exp.column(f"g{i}")) for i, n in enumerate(names)
+    ]
+    return sql("list_filter(:items, e -> e.value IS NOT NULL)", items=exp.Array(expressions=items))
+
+
+def _probe(rows: exp.Select) -> exp.Select:
+    return (
         exp.select(exp.column("err"))
-        .from_(rows.copy().subquery("pipe"))
+        .from_(rows.subquery("pipe", copy=False))
         .where(sql("err IS NOT NULL"))
         .limit(1)
     )
-    return entries, probe
 
 
 def _columnar_names(
@@ -314,34 +343,37 @@ _PARTIALS: dict[ast.RangeOp, tuple[str, str]] = {
 }
 
 
+@dataclass(frozen=True)
+class _Entries:
+    """Entries ``(ts, <keys>, v)``: the keys identify a series, ``labels`` (over the keys)
+    builds its label list after aggregation; ``by_stream`` keys are stream id and metadata."""
+
+    select: exp.Select
+    keys: list[str]
+    labels: exp.Expr | None
+    by_stream: bool = False
+
+
 def _aggregate(
-    node: ast.RangeAggregation,
-    entries: exp.Select,
-    grid: Grid,
-    group: ast.Grouping | None,
-    *,
-    label_only: bool,
+    node: ast.RangeAggregation, entries: _Entries, grid: Grid, group: ast.Grouping | None
 ) -> exp.Select:
     kmin, kmax = _bounds(grid, node.range)
     partial, final = _PARTIALS[node.op]
     if node.op is R.RATE and node.range.unwrap is not None:
         partial, final = "sum(v)", "sum(p) / :range_s"
-    keys: list[exp.Expr] = (
-        [exp.column("stream_id"), exp.column("metadata")]
-        if label_only
-        else [grouped_labels(exp.column("labels"), group).as_("labels")]
-    )
-    names = ["stream_id", "metadata"] if label_only else ["labels"]
+    keys: list[exp.Expr] = [exp.column(k) for k in entries.keys]
+    if entries.keys == ["labels"]:
+        keys = [grouped_labels(exp.column("labels"), group).as_("labels")]
     placed = exp.select(
         *keys, kmin.as_("kmin"), kmax.as_("kmax"), exp.column("ts"), exp.column("v")
-    ).from_(entries.subquery("e", copy=False))
+    ).from_(entries.select.subquery("e", copy=False))
     partials = (
-        exp.select(*names, "kmin", "kmax", sql(partial).as_("p"))
+        exp.select(*entries.keys, "kmin", "kmax", sql(partial).as_("p"))
         .from_(placed.subquery("placed", copy=False))
         .where(sql("kmin <= kmax"))
-        .group_by(*names, "kmin", "kmax")
+        .group_by(*entries.keys, "kmin", "kmax")
     )
-    if label_only:
+    if entries.by_stream:
         partials = (
             exp.select(
                 grouped_labels(sql(_STREAM_AND_METADATA_LABELS), group).as_("labels"),
@@ -351,6 +383,10 @@ def _aggregate(
             )
             .from_(partials.subquery("by_stream", copy=False))
             .join("streams", on=sql("by_stream.stream_id = streams.stream_id"))
+        )
+    elif entries.labels is not None:
+        partials = exp.select(entries.labels.as_("labels"), "kmin", "kmax", "p").from_(
+            partials.subquery("by_keys", copy=False)
         )
     spread = exp.select("labels", sql("unnest(range(kmin, kmax + 1))").as_("k"), "p").from_(
         partials.subquery("partials", copy=False)
