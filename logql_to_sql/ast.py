@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 __all__ = [
+    "LABEL_FILTERS",
     "AndLabelFilter",
     "BinaryOp",
     "BinaryOpType",
@@ -288,6 +289,17 @@ LabelFilter: TypeAlias = (
     | AndLabelFilter
     | OrLabelFilter
 )
+
+LABEL_FILTERS = (
+    StringLabelFilter,
+    NumericLabelFilter,
+    DurationLabelFilter,
+    BytesLabelFilter,
+    IpLabelFilter,
+    AndLabelFilter,
+    OrLabelFilter,
+)
+"""The label filter node types, for ``isinstance`` checks."""
 
 
 # ---------------------------------------------------------------- parsers and formatters

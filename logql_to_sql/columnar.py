@@ -33,20 +33,14 @@ from logql_to_sql.parsers import (
     sanitize,
 )
 from logql_to_sql.regex import capture_names
-from logql_to_sql.stages import ANSI_ESCAPES, line_filter_condition
+from logql_to_sql.stages import ANSI_ESCAPES, line_filter_condition, matcher_condition
 
 __all__ = ["ColumnarLabels", "columnar_pipeline"]
 
 _SUFFIX = "_extracted"
 _SUPPORTED = (
     ast.LineFilter,
-    ast.StringLabelFilter,
-    ast.NumericLabelFilter,
-    ast.DurationLabelFilter,
-    ast.BytesLabelFilter,
-    ast.IpLabelFilter,
-    ast.AndLabelFilter,
-    ast.OrLabelFilter,
+    *ast.LABEL_FILTERS,
     ast.JsonParser,
     ast.LogfmtParser,
     ast.RegexpParser,
@@ -187,7 +181,7 @@ def _drop_keep(frame: Frame, stage: ast.Drop | ast.Keep, tracked: ColumnarLabels
                 if item == name:
                     hits.append(exp.true())
             elif item.name == name:
-                hits.append(_matcher(item, column))
+                hits.append(matcher_condition(item, column))
         hit = exp.or_(*hits) if hits else exp.false()
         removed = hit if isinstance(stage, ast.Drop) else exp.Not(this=exp.paren(hit))
         changes[f"v{index}"] = sql("CASE WHEN :r THEN NULL ELSE :c END", r=removed, c=column)
@@ -196,21 +190,15 @@ def _drop_keep(frame: Frame, stage: ast.Drop | ast.Keep, tracked: ColumnarLabels
             name = item if isinstance(item, str) else item.name
             if name in ("__error__", "__error_details__"):
                 target = "err" if name == "__error__" else "errd"
-                test = exp.true() if isinstance(item, str) else _matcher(item, exp.column(target))
+                test = (
+                    exp.true()
+                    if isinstance(item, str)
+                    else matcher_condition(item, exp.column(target))
+                )
                 changes[target] = sql(
                     "CASE WHEN :t THEN NULL ELSE :c END", t=test, c=exp.column(target)
                 )
     return frame.with_changes(changes)
-
-
-def _matcher(matcher: ast.Matcher, value: exp.Expr) -> exp.Expr:
-    literal = exp.Literal.string(matcher.value)
-    if matcher.op is ast.MatchOp.EQ:
-        return exp.EQ(this=value, expression=literal)
-    if matcher.op is ast.MatchOp.NEQ:
-        return exp.NEQ(this=value, expression=literal)
-    test = sql("regexp_full_match(:v, :re)", v=value, re=matcher.value)
-    return test if matcher.op is ast.MatchOp.RE else exp.Not(this=test)
 
 
 @dataclass

@@ -28,7 +28,7 @@ from logql_to_sql.columnar import columnar_pipeline
 from logql_to_sql.dialect import DIALECT, regex_full_match, sql
 from logql_to_sql.frame import Frame, base_frame
 from logql_to_sql.hints import Needed, needed_after, stage_reads
-from logql_to_sql.rewrites import hoist_line_filters
+from logql_to_sql.rewrites import split_leading_line_filters
 from logql_to_sql.stages import StageCompiler, line_filter_condition
 
 __all__ = [
@@ -79,17 +79,10 @@ def compile_log_query(
     direction: Direction,
 ) -> LogQueryPlan:
     """Compile a log query to an ordered, limited SELECT (see ``LogQueryPlan``)."""
-    stages = hoist_line_filters(query.stages)
-    leading = 0
-    while leading < len(stages) and isinstance(stages[leading], ast.LineFilter):
-        leading += 1
-    line_filters = [
-        line_filter_condition(stage, exp.column("line"))
-        for stage in stages[:leading]
-        if isinstance(stage, ast.LineFilter)
-    ]
+    leading, rest = split_leading_line_filters(query.stages)
+    line_filters = [line_filter_condition(stage, exp.column("line")) for stage in leading]
     order = exp.Ordered(this=exp.column("ts"), desc=direction is Direction.BACKWARD)
-    if leading == len(stages):
+    if not rest:
         candidates = (
             exp.select("ts", "stream_id", "line", "metadata")
             .from_("logs")
@@ -110,7 +103,6 @@ def compile_log_query(
             limit,
             direction is Direction.BACKWARD,
         )
-    rest = stages[leading:]
     source = entry_source(query.selector.matchers, [*time_range(start_ns, end_ns), *line_filters])
     first = filtering_pipeline(source, rest)
     survivors = (
@@ -205,16 +197,7 @@ def entry_source(matchers: tuple[ast.Matcher, ...], conditions: list[exp.Expr]) 
     )
 
 
-_FILTERS = (
-    ast.LineFilter,
-    ast.StringLabelFilter,
-    ast.NumericLabelFilter,
-    ast.DurationLabelFilter,
-    ast.BytesLabelFilter,
-    ast.IpLabelFilter,
-    ast.AndLabelFilter,
-    ast.OrLabelFilter,
-)
+_FILTERS = (ast.LineFilter, *ast.LABEL_FILTERS)
 
 
 def filtering_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...]) -> Frame:

@@ -36,20 +36,9 @@ def _filter_reads(node: ast.LabelFilter) -> frozenset[str]:
     return frozenset({node.name})
 
 
-_LABEL_FILTERS = (
-    ast.StringLabelFilter,
-    ast.NumericLabelFilter,
-    ast.DurationLabelFilter,
-    ast.BytesLabelFilter,
-    ast.IpLabelFilter,
-    ast.AndLabelFilter,
-    ast.OrLabelFilter,
-)
-
-
 def stage_reads(stage: ast.Stage) -> Needed:
     """Label names a stage reads (None: possibly all)."""
-    if isinstance(stage, _LABEL_FILTERS):
+    if isinstance(stage, ast.LABEL_FILTERS):
         return _filter_reads(stage)
     if isinstance(stage, ast.LineFormat):
         return template_fields(stage.template)

@@ -37,7 +37,7 @@ from logql_to_sql.label_filters import (
     label_value,
     seconds_of,
 )
-from logql_to_sql.rewrites import hoist_line_filters
+from logql_to_sql.rewrites import hoist_line_filters, split_leading_line_filters
 from logql_to_sql.stages import line_filter_condition
 
 __all__ = [
@@ -99,16 +99,8 @@ def compile_range_aggregation(
     lo = grid.start_ns - log_range.range_ns - log_range.offset_ns
     hi = grid.end_ns - log_range.offset_ns
     time_window = [*time_range(lo + 1, hi + 1)]
-    stages = hoist_line_filters(log_range.stages)
-    leading = 0
-    while leading < len(stages) and isinstance(stages[leading], ast.LineFilter):
-        leading += 1
-    line_filters = [
-        line_filter_condition(s, exp.column("line"))
-        for s in stages[:leading]
-        if isinstance(s, ast.LineFilter)
-    ]
-    rest = stages[leading:]
+    leading, rest = split_leading_line_filters(log_range.stages)
+    line_filters = [line_filter_condition(s, exp.column("line")) for s in leading]
     if not rest and log_range.unwrap is None:
         entries = _Entries(
             _label_only_entries(node, log_range, [*time_window, *line_filters]),

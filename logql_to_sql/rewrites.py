@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from logql_to_sql import ast
 
-__all__ = ["hoist_line_filters"]
+__all__ = ["hoist_line_filters", "split_leading_line_filters"]
 
 # Stages a line filter is moved in front of: they neither read nor change the line in a
 # way the filter could observe (decolorize excepted: the reference hoists past it anyway).
@@ -39,3 +39,16 @@ def hoist_line_filters(stages: tuple[ast.Stage, ...]) -> tuple[ast.Stage, ...]:
             position -= 1
         out.insert(position, stage)
     return tuple(out)
+
+
+def split_leading_line_filters(
+    stages: tuple[ast.Stage, ...],
+) -> tuple[list[ast.LineFilter], tuple[ast.Stage, ...]]:
+    """The hoisted pipeline's leading line filters (they can run on the scan) and the rest."""
+    hoisted = hoist_line_filters(stages)
+    leading: list[ast.LineFilter] = []
+    for stage in hoisted:
+        if not isinstance(stage, ast.LineFilter):
+            break
+        leading.append(stage)
+    return leading, hoisted[len(leading) :]

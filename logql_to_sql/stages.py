@@ -37,6 +37,7 @@ __all__ = [
     "ANSI_ESCAPES",
     "StageCompiler",
     "line_filter_condition",
+    "matcher_condition",
     "pattern_filter_regex",
 ]
 
@@ -127,7 +128,8 @@ def _render(template: str, kind: str, labels: exp.Expr) -> exp.Expr:
     )
 
 
-def _matches(matcher: ast.Matcher, value: exp.Expr) -> exp.Expr:
+def matcher_condition(matcher: ast.Matcher, value: exp.Expr) -> exp.Expr:
+    """Whether a label value satisfies ``name op value`` (regexes anchored)."""
     literal = exp.Literal.string(matcher.value)
     if matcher.op is ast.MatchOp.EQ:
         return exp.EQ(this=value, expression=literal)
@@ -199,7 +201,11 @@ class StageCompiler:
                 cleared = (
                     sql("CAST(NULL AS VARCHAR)")
                     if isinstance(item, str)
-                    else sql("CASE WHEN :m THEN NULL ELSE :v END", m=_matches(item, value), v=value)
+                    else sql(
+                        "CASE WHEN :m THEN NULL ELSE :v END",
+                        m=matcher_condition(item, value),
+                        v=value,
+                    )
                 )
                 if target == "err":
                     err = cleared
@@ -208,7 +214,7 @@ class StageCompiler:
                 continue
             test = sql("e.key = :n", n=name)
             if not isinstance(item, str):
-                test = exp.and_(test, _matches(item, sql("e.value")))
+                test = exp.and_(test, matcher_condition(item, sql("e.value")))
             conditions.append(test)
         lbl: exp.Expr = exp.column("lbl")
         if conditions:
@@ -225,7 +231,9 @@ class StageCompiler:
                 conditions.append(sql("e.key = :n", n=item))
             else:
                 conditions.append(
-                    exp.and_(sql("e.key = :n", n=item.name), _matches(item, sql("e.value")))
+                    exp.and_(
+                        sql("e.key = :n", n=item.name), matcher_condition(item, sql("e.value"))
+                    )
                 )
         lbl = sql(
             "map_from_entries(list_filter(map_entries(lbl), e -> :c))", c=exp.or_(*conditions)

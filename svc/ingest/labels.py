@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from logql_to_sql.gofmt import go_quote
+
 __all__ = [
     "go_quote",
     "is_valid_label_name",
@@ -14,17 +16,6 @@ __all__ = [
 
 _VALID_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 _INVALID_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_]")
-_SHORT_ESCAPES = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-    '"': '\\"',
-    "\\": "\\\\",
-}
 
 
 def is_valid_label_name(name: str) -> bool:
@@ -45,31 +36,6 @@ def sanitize_label_name(name: str) -> str:
     if name[:1].isdigit():
         name = "key_" + name
     return name
-
-
-def _escape_char(char: str) -> str:
-    short = _SHORT_ESCAPES.get(char)
-    if short is not None:
-        return short
-    if char.isprintable():
-        return char
-    code = ord(char)
-    if code < 0x80:
-        return f"\\x{code:02x}"
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
-
-
-def go_quote(value: str) -> str:
-    """Quote ``value`` as Go's ``strconv.Quote`` (``%q``) does.
-
-    Printable characters (Python's ``str.isprintable`` matches Go's ``unicode.IsPrint``)
-    stay as they are; quotes, backslashes and control characters are escaped.
-    """
-    if value.isprintable() and '"' not in value and "\\" not in value:
-        return f'"{value}"'
-    return '"' + "".join(map(_escape_char, value)) + '"'
 
 
 def label_key(labels: tuple[tuple[str, str], ...]) -> str:
