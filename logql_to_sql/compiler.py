@@ -81,7 +81,12 @@ def compile_log_query(
     """Compile a log query to an ordered, limited SELECT (see ``LogQueryPlan``)."""
     leading, rest = split_leading_line_filters(query.stages)
     line_filters = [line_filter_condition(stage, exp.column("line")) for stage in leading]
-    order = exp.Ordered(this=exp.column("ts"), desc=direction is Direction.BACKWARD)
+    backward = direction is Direction.BACKWARD
+    # The line breaks ties between equal timestamps, so answers are stable across runs.
+    order = [
+        exp.Ordered(this=exp.column("ts"), desc=backward),
+        exp.Ordered(this=exp.column("line"), desc=backward),
+    ]
     if not rest:
         candidates = (
             exp.select("ts", "stream_id", "line", "metadata")
@@ -95,7 +100,7 @@ def compile_log_query(
                     *line_filters,
                 )
             )
-            .order_by(order)
+            .order_by(order[0].copy())
         )
         return LogQueryPlan(
             _deduplicated(candidates, limit, order),
@@ -113,7 +118,7 @@ def compile_log_query(
             exp.column("md0").as_("metadata"),
         )
         .from_(first.select.subquery("p1", copy=False), copy=False)
-        .order_by(order.copy())
+        .order_by(order[0].copy())
     )
     survivors = _deduplicated(survivors, limit, order)
     second_source = (
@@ -131,24 +136,27 @@ def compile_log_query(
     select = (
         exp.select("ts", "stream_id", "line", final_labels().as_("labels"))
         .from_(second.select.subquery("p3", copy=False), copy=False)
-        .order_by(order.copy())
+        .order_by(*[o.copy() for o in order])
     )
     return LogQueryPlan(select, True, limit, direction is Direction.BACKWARD)
 
 
-def _deduplicated(candidates: exp.Select, limit: int | None, order: exp.Ordered) -> exp.Select:
+def _deduplicated(
+    candidates: exp.Select, limit: int | None, order: list[exp.Ordered]
+) -> exp.Select:
     """Entries identical in time, line and metadata within a stream count once.
 
-    The ordered, limited scan comes first, with room for duplicates (twice the limit), and
-    the DISTINCT after it: a DISTINCT below the limit would stop DuckDB from pushing the
-    running top-N threshold into the scan, which is what makes limited queries cheap.
+    The scan ordered by time and limited comes first, with room for duplicates and ties
+    (twice the limit); the DISTINCT and the full order (time, then line) come after it. A
+    DISTINCT below the limit would stop DuckDB from pushing the running top-N threshold
+    into the scan, which is what makes limited queries cheap.
     """
     if limit is None:
         return (
             exp.select("*")
             .distinct()
             .from_(candidates.subquery("candidates", copy=False), copy=False)
-            .order_by(order.copy(), copy=False)
+            .order_by(*[o.copy() for o in order], copy=False)
         )
     distinct = (
         exp.select("*")
@@ -157,7 +165,7 @@ def _deduplicated(candidates: exp.Select, limit: int | None, order: exp.Ordered)
             candidates.limit(2 * limit, copy=False).subquery("candidates", copy=False),
             copy=False,
         )
-        .order_by(order.copy(), copy=False)
+        .order_by(*[o.copy() for o in order], copy=False)
     )
     return distinct.limit(limit, copy=False)
 

@@ -47,7 +47,10 @@ JSON_DETAILS = "Value looks like object, but can't find closing '}' symbol"
 _EMPTY_ENTRIES = "CAST([] AS STRUCT(key VARCHAR, value VARCHAR)[])"
 # json_type and json_transform raise on malformed input, even for rows a surrounding CASE
 # or AND rules out; only a CASE on json_valid guards them.
-IS_OBJECT = "CASE WHEN json_valid(line) THEN json_type(line) = 'OBJECT' ELSE false END"
+# A valid JSON document is an object exactly when it starts with "{": no second parse.
+IS_OBJECT = (
+    "CASE WHEN json_valid(line) THEN starts_with(ltrim(line, ' \t\n\r'), '{') ELSE false END"
+)
 IS_OBJECT_SAFE = "CASE WHEN " + IS_OBJECT + " THEN line ELSE '{}' END"
 
 

@@ -353,6 +353,9 @@ def _aggregate(
     partial, final = _PARTIALS[node.op]
     if node.op is R.RATE and node.range.unwrap is not None:
         partial, final = "sum(v)", "sum(p) / :range_s"
+    if node.op is R.QUANTILE_OVER_TIME and node.range.range_ns <= grid.step_ns:
+        # Each entry falls in one window at most: the partial is already the quantile.
+        partial, final = "quantile_cont(v, :phi)", "any_value(p)"
     keys: list[exp.Expr] = [exp.column(k) for k in entries.keys]
     if entries.keys == ["labels"]:
         keys = [grouped_labels(exp.column("labels"), group).as_("labels")]
@@ -360,7 +363,7 @@ def _aggregate(
         *keys, kmin.as_("kmin"), kmax.as_("kmax"), exp.column("ts"), exp.column("v")
     ).from_(entries.select.subquery("e", copy=False))
     partials = (
-        exp.select(*entries.keys, "kmin", "kmax", sql(partial).as_("p"))
+        exp.select(*entries.keys, "kmin", "kmax", sql(partial, phi=_phi(node)).as_("p"))
         .from_(placed.subquery("placed", copy=False))
         .where(sql("kmin <= kmax"))
         .group_by(*entries.keys, "kmin", "kmax")
@@ -384,7 +387,7 @@ def _aggregate(
         partials.subquery("partials", copy=False)
     )
     phi = node.param if node.param is not None else 0.0
-    value = sql(final, range_s=node.range.range_ns / 1e9, phi=min(max(phi, 0.0), 1.0))
+    value = sql(final, range_s=node.range.range_ns / 1e9, phi=_phi(node))
     if node.op is R.QUANTILE_OVER_TIME and (phi > 1 or phi < 0):
         value = sql("CAST(:inf AS DOUBLE)", inf="Infinity" if phi > 1 else "-Infinity")
     if node.op is R.RATE_COUNTER:
@@ -435,6 +438,11 @@ def _counter_rate(grid: Grid, log_range: ast.LogRange) -> exp.Expr:
         offset=log_range.offset_ns,
         range_s=log_range.range_ns / 1e9,
     )
+
+
+def _phi(node: ast.RangeAggregation) -> float:
+    """The quantile parameter, clamped (out-of-range quantiles are handled as infinities)."""
+    return min(max(node.param if node.param is not None else 0.0, 0.0), 1.0)
 
 
 def absent_labels(selector: ast.StreamSelector) -> list[tuple[str, str]]:
