@@ -366,6 +366,22 @@ def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
             )
         error = sql("CASE WHEN NOT ok THEN 'JSONParserErr' END")
         details = sql("CASE WHEN NOT ok THEN :d END", d=JSON_DETAILS)
+        if paths:
+            # One parse: a malformed line makes the extraction fail (NULL); a well-formed one
+            # is an object exactly when it starts with "{".
+            return _Extraction(
+                [
+                    {"hj": sql("TRY(json_extract_string(line, :p))", p=paths)},
+                    {
+                        "ok": sql(
+                            "hj IS NOT NULL AND starts_with(ltrim(line, :ws), '{')", ws=" \t\n\r"
+                        )
+                    },
+                ],
+                values,
+                error,
+                details,
+            )
         lookup = "json_extract_string(CASE WHEN ok THEN line ELSE '{}' END, :p)"
     steps: list[dict[str, exp.Expr]] = [{"ok": sql(IS_OBJECT)}]
     if paths:
