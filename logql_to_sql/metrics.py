@@ -46,6 +46,9 @@ class MetricPlan:
     scalar: bool
     order: str | None
     error_probes: tuple[tuple[exp.Select, exp.Select], ...] = ()
+    """Separate ``(probe, labels)`` queries (entries not shared with ``select``)."""
+    error_labels: tuple[exp.Select, ...] = ()
+    """When ``select`` yields a row with an ``error``, the queries finding its labels."""
     checks: tuple[tuple[exp.Select, str], ...] = ()
     """Queries that must return no row, with the error to raise when one does."""
 
@@ -60,9 +63,54 @@ class _Rel:
 
 def compile_metric_query(expr: ast.MetricExpr, grid: Grid) -> MetricPlan:
     """Samples of ``expr`` at every step of ``grid``."""
-    rel = _MetricCompiler(grid).visit(expr)
+    compiler = _MetricCompiler(grid)
+    rel = compiler.visit(expr)
     order = _sort_order(expr)
-    return MetricPlan(rel.select, rel.scalar, order, tuple(rel.probes), tuple(rel.checks))
+    select = rel.select
+    if compiler.shared:
+        select = _with_error_row(select, compiler.shared)
+    return MetricPlan(
+        select,
+        rel.scalar,
+        order,
+        error_probes=tuple(rel.probes),
+        error_labels=tuple(labels for _, _, labels in compiler.shared),
+        checks=tuple(rel.checks),
+    )
+
+
+def _with_error_row(
+    select: exp.Select, shared: list[tuple[str, exp.Select, exp.Select]]
+) -> exp.Select:
+    """The samples plus, if an entry failed, one row whose ``error`` names the error;
+    the failing-entry relations are computed once (materialized CTEs)."""
+    samples = exp.select("labels", "k", "v", sql("CAST(NULL AS VARCHAR)").as_("error")).from_(
+        select.subquery("samples", copy=False), copy=False
+    )
+    first_error = exp.Coalesce(
+        this=exp.Subquery(
+            this=exp.select("err").from_(shared[0][0]).where(sql("err IS NOT NULL")).limit(1)
+        ),
+        expressions=[
+            exp.Subquery(this=exp.select("err").from_(name).where(sql("err IS NOT NULL")).limit(1))
+            for name, _, _ in shared[1:]
+        ],
+    )
+    error_row = (
+        exp.select(
+            sql(_EMPTY_LABELS).as_("labels"),
+            sql("CAST(NULL AS BIGINT)").as_("k"),
+            sql("CAST(NULL AS DOUBLE)").as_("v"),
+            exp.column("e").as_("error"),
+        )
+        .from_(exp.select(first_error.as_("e")).subquery("failed"))
+        .where(sql("e IS NOT NULL"))
+    )
+    union = exp.union(samples, error_row, distinct=False)
+    result = exp.select("*").from_(union.subquery("result"))
+    for name, entries, _ in shared:
+        result = result.with_(name, as_=entries, materialized=True, copy=False)
+    return result
 
 
 def _sort_order(expr: ast.Expr) -> str | None:
@@ -98,6 +146,7 @@ def _float_literal(value: float) -> exp.Expr:
 class _MetricCompiler:
     def __init__(self, grid: Grid) -> None:
         self.grid = grid
+        self.shared: list[tuple[str, exp.Select, exp.Select]] = []
 
     def visit(self, node: ast.Expr) -> _Rel:
         method = getattr(self, f"visit_{type(node).__name__}", None)
@@ -115,12 +164,14 @@ class _MetricCompiler:
     def visit_RangeAggregation(
         self, node: ast.RangeAggregation, grouping: ast.Grouping | None = None
     ) -> _Rel:
-        plan = compile_range_aggregation(node, self.grid, grouping)
-        probes = (
-            [(plan.error_probe, plan.error_labels)]
-            if plan.error_probe is not None and plan.error_labels is not None
-            else []
+        plan = compile_range_aggregation(
+            node, self.grid, grouping, entries_name=f"entries_{len(self.shared)}"
         )
+        probes: list[tuple[exp.Select, exp.Select]] = []
+        if plan.materialized is not None and plan.error_labels is not None:
+            self.shared.append((*plan.materialized, plan.error_labels))
+        elif plan.error_probe is not None and plan.error_labels is not None:
+            probes.append((plan.error_probe, plan.error_labels))
         if node.op is not ast.RangeOp.ABSENT_OVER_TIME:
             return _Rel(plan.samples, probes=probes)
         labels = exp.Array(

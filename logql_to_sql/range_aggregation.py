@@ -77,6 +77,8 @@ class RangePlan:
     samples: exp.Select
     error_probe: exp.Select | None
     error_labels: exp.Select | None = None
+    materialized: tuple[str, exp.Select] | None = None
+    """``(name, entries)``: the entries, computed once and read by samples and probe."""
 
 
 def grouped_labels(labels: exp.Expr, grouping: ast.Grouping | None) -> exp.Expr:
@@ -90,10 +92,18 @@ def grouped_labels(labels: exp.Expr, grouping: ast.Grouping | None) -> exp.Expr:
 
 
 def compile_range_aggregation(
-    node: ast.RangeAggregation, grid: Grid, grouping: ast.Grouping | None = None
+    node: ast.RangeAggregation,
+    grid: Grid,
+    grouping: ast.Grouping | None = None,
+    entries_name: str | None = None,
 ) -> RangePlan:
     """Samples of ``node`` on ``grid``; ``grouping`` (a pushed-down ``sum by``) pools
-    series like a range-op grouping does."""
+    series like a range-op grouping does.
+
+    With ``entries_name``, entries that may carry a pipeline error are left to the caller to
+    compute once as that (materialized) relation, which both the samples and the error
+    probe read: the probe then costs nothing like a second scan.
+    """
     group = grouping or node.grouping
     log_range = node.range
     lo = grid.start_ns - log_range.range_ns - log_range.offset_ns
@@ -113,11 +123,21 @@ def compile_range_aggregation(
         entries, probe = _pipeline_entries(
             node, log_range, rest, [*time_window, *line_filters], group
         )
-    samples = _aggregate(node, entries, grid, group)
     if probe is not None and group is not None and "__error__" in _kept_names(group):
         probe = None
-    labels_probe = error_labels_probe(node, grid) if probe is not None else None
-    return RangePlan(samples, probe, labels_probe)
+    if probe is None or entries_name is None:
+        samples = _aggregate(node, entries, grid, group)
+        labels_probe = error_labels_probe(node, grid) if probe is not None else None
+        return RangePlan(samples, probe, labels_probe)
+    shared = _Entries(
+        exp.select("*").from_(entries_name), entries.keys, entries.labels, entries.by_stream
+    )
+    return RangePlan(
+        _aggregate(node, shared, grid, group),
+        exp.select("err").from_(entries_name).where(sql("err IS NOT NULL")).limit(1),
+        error_labels_probe(node, grid),
+        (entries_name, entries.select),
+    )
 
 
 def _kept_names(grouping: ast.Grouping) -> set[str]:
@@ -200,15 +220,15 @@ def _pipeline_entries(
     if columnar_keys is not None and group is not None:
         # Group on the label values themselves; the label list is built per series after.
         keys = [value_of(name).as_(f"g{i}") for i, name in enumerate(columnar_keys)]
-        entries = exp.select(exp.column("ts"), *keys, value.as_("v")).from_(
+        entries = exp.select(exp.column("ts"), *keys, value.as_("v"), exp.column("err")).from_(
             rows.subquery("pipe", copy=False)
         )
         return _Entries(
             entries, [f"g{i}" for i in range(len(columnar_keys))], _labels_of_keys(columnar_keys)
         ), _probe(probe_rows)
-    entries = exp.select(exp.column("ts"), final.as_("labels"), value.as_("v")).from_(
-        rows.subquery("pipe", copy=False)
-    )
+    entries = exp.select(
+        exp.column("ts"), final.as_("labels"), value.as_("v"), exp.column("err")
+    ).from_(rows.subquery("pipe", copy=False))
     return _Entries(entries, ["labels"], None), _probe(probe_rows)
 
 

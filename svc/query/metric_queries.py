@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from logql_to_sql import ast
 from logql_to_sql.metrics import compile_metric_query
@@ -87,8 +88,16 @@ def run_metric_query(
     for probe, labels_probe in plan.error_probes:
         if engine.execute(probe, view, stats).num_rows:
             raise BadRequestError(_pipeline_error(engine.execute(labels_probe, view, stats)))
-    ordered = plan.select
-    table = engine.execute(ordered, view, stats)
+    table = engine.execute(plan.select, view, stats)
+    if "error" in table.column_names:
+        failed = table.filter(pc.is_valid(table["error"]))
+        if failed.num_rows:
+            for labels_probe in plan.error_labels:
+                found = engine.execute(labels_probe, view, stats)
+                if found.num_rows:
+                    raise BadRequestError(_pipeline_error(found))
+            raise BadRequestError(f"pipeline error: '{failed['error'][0].as_py()}'")
+        table = table.filter(pc.is_null(table["error"]))
     series = _series(table, plan.order)
     count = sum(len(s.points) for s in series) if instant else len(series)
     if count > max_series:
