@@ -56,8 +56,8 @@ class LogQueryPlan:
     """The compiled query and the shape of its rows.
 
     ``labels_final`` False: rows are ``(ts, stream_id, line, metadata)`` and a result
-    stream's labels are the stream's plus the metadata. True: rows are ``(ts, stream_id,
-    line, labels)`` with ``labels`` the final label map of each entry.
+    stream's labels are the stream's plus the metadata. True: rows also carry ``labels``,
+    the final label map of each entry (``metadata`` is the stored metadata).
     """
 
     select: exp.Select
@@ -134,7 +134,13 @@ def compile_log_query(
     )
     second = compile_pipeline(second_source, rest, wanted=None)
     select = (
-        exp.select("ts", "stream_id", "line", final_labels().as_("labels"))
+        exp.select(
+            "ts",
+            "stream_id",
+            "line",
+            final_labels().as_("labels"),
+            exp.column("md0").as_("metadata"),
+        )
         .from_(second.select.subquery("p3", copy=False), copy=False)
         .order_by(*[o.copy() for o in order])
     )

@@ -54,15 +54,29 @@ def parse_query(params: Params) -> ast.Expr:
     return logql_to_sql.parse(params.get("query") or "")
 
 
+CATEGORIZE_HEADER = "X-Loki-Response-Encoding-Flags"
+CATEGORIZE_FLAG = "categorize-labels"
+
+
+def wants_categories(request: Request[Any, Any, Any]) -> bool:
+    """Whether the client asked for categorized labels (``categorize-labels`` flag)."""
+    flags = request.headers.get(CATEGORIZE_HEADER, "")
+    return CATEGORIZE_FLAG in (flag.strip() for flag in flags.split(","))
+
+
 def streams_payload(streams: list[ResultStream]) -> list[dict[str, Any]]:
     """``result`` of a ``streams`` response."""
-    return [
-        {
-            "stream": dict(stream.labels),
-            "values": [[str(ts), line] for ts, line in stream.values],
-        }
-        for stream in streams
-    ]
+    payload = []
+    for stream in streams:
+        if stream.categories is None:
+            values: list[list[Any]] = [[str(ts), line] for ts, line in stream.values]
+        else:
+            values = [
+                [str(ts), line, category]
+                for (ts, line), category in zip(stream.values, stream.categories, strict=True)
+            ]
+        payload.append({"stream": dict(stream.labels), "values": values})
+    return payload
 
 
 async def _log_query(
@@ -74,16 +88,12 @@ async def _log_query(
     streams, stats = await asyncio.to_thread(run_log_query, rt.engine, tenant, request)
     if parquet:
         return parquet_response(streams_parquet(streams), parquet)
-    return json_response(
-        {
-            "status": "success",
-            "data": {
-                "resultType": "streams",
-                "result": streams_payload(streams),
-                "stats": stats_object(stats),
-            },
-        }
-    )
+    data: dict[str, Any] = {"resultType": "streams"}
+    if request.categorize:
+        data["encodingFlags"] = [CATEGORIZE_FLAG]
+    data["result"] = streams_payload(streams)
+    data["stats"] = stats_object(stats)
+    return json_response({"status": "success", "data": data})
 
 
 def _tenant(rt: Runtime, request: Request[Any, Any, Any]) -> tuple[str, ...]:
@@ -129,7 +139,15 @@ async def _query_range(request: Request[Any, Any, Any]) -> Response[bytes]:
     return await _log_query(
         rt,
         tenant,
-        LogQueryRequest(expr, window.start_ns, window.end_ns, limit, direction, interval),
+        LogQueryRequest(
+            expr,
+            window.start_ns,
+            window.end_ns,
+            limit,
+            direction,
+            interval,
+            categorize=wants_categories(request),
+        ),
         parquet_media_type(request),
     )
 

@@ -28,6 +28,8 @@ class LogQueryRequest:
     limit: int
     direction: Direction
     interval_ns: int = 0
+    categorize: bool = False
+    """Answer with stream labels only and each entry's metadata and parsed labels apart."""
 
 
 def run_log_query(
@@ -51,7 +53,8 @@ def run_log_query(
     else:
         single = tenants if isinstance(tenants, str) else tenants[0]
         labels_of = stream_labels_lookup(engine, single)
-    return group_streams(rows, labels_of, backward=backward), stats
+    streams = group_streams(rows, labels_of, backward=backward, categorize=request.categorize)
+    return streams, stats
 
 
 def sample_interval(rows: pa.Table, interval_ns: int, limit: int) -> pa.Table:

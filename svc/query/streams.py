@@ -14,17 +14,18 @@ import pyarrow as pa
 
 from svc.ingest.labels import label_key
 
-__all__ = ["ResultStream", "group_streams", "merge_metadata"]
+__all__ = ["ResultStream", "categorized", "group_streams", "merge_metadata"]
 
 Labels = tuple[tuple[str, str], ...]
 
 
 @dataclass
 class ResultStream:
-    """One stream of a log query result."""
+    """One stream of a log query result (``categories``: per entry, with categorized labels)."""
 
     labels: Labels
     values: list[tuple[int, str]] = field(default_factory=list)
+    categories: list[dict[str, dict[str, str]]] | None = None
 
     @property
     def key(self) -> str:
@@ -44,7 +45,11 @@ def merge_metadata(stream_labels: Labels, metadata: list[tuple[str, str]] | None
 
 
 def group_streams(
-    rows: pa.Table, labels_of: Callable[[int], Labels], *, backward: bool
+    rows: pa.Table,
+    labels_of: Callable[[int], Labels],
+    *,
+    backward: bool,
+    categorize: bool = False,
 ) -> list[ResultStream]:
     """Group ordered rows into result streams; streams sorted by their label string.
 
@@ -53,17 +58,61 @@ def group_streams(
     """
     groups: dict[Labels, ResultStream] = {}
     final = "labels" in rows.column_names
-    columns = rows.select(["ts", "stream_id", "line", "labels" if final else "metadata"])
-    data = columns.to_pydict()
-    extra = data["labels" if final else "metadata"]
-    for ts, stream_id, line, more in zip(
-        data["ts"], data["stream_id"], data["line"], extra, strict=True
+    data = rows.to_pydict()
+    finals = data["labels"] if final else [None] * rows.num_rows
+    for ts, stream_id, line, metadata, labelled in zip(
+        data["ts"], data["stream_id"], data["line"], data["metadata"], finals, strict=True
     ):
-        labels = tuple(sorted(more)) if final else merge_metadata(labels_of(stream_id), more)
-        stream = groups.get(labels)
-        if stream is None:
-            stream = groups[labels] = ResultStream(labels)
+        stream_labels = labels_of(stream_id)
+        labels = (
+            tuple(sorted(labelled))
+            if labelled is not None
+            else merge_metadata(stream_labels, metadata)
+        )
+        if categorize:
+            real, category = categorized(stream_labels, metadata, labels)
+            stream = groups.get(real)
+            if stream is None:
+                stream = groups[real] = ResultStream(real, categories=[])
+            assert stream.categories is not None
+            stream.categories.append(category)
+        else:
+            stream = groups.get(labels)
+            if stream is None:
+                stream = groups[labels] = ResultStream(labels)
         stream.values.append((ts, line))
     for stream in groups.values():
-        stream.values.sort(key=lambda value: value[0], reverse=backward)
+        if stream.categories is not None:
+            paired = sorted(
+                zip(stream.values, stream.categories, strict=True),
+                key=lambda item: item[0][0],
+                reverse=backward,
+            )
+            stream.values = [value for value, _ in paired]
+            stream.categories = [category for _, category in paired]
+        else:
+            stream.values.sort(key=lambda value: value[0], reverse=backward)
     return sorted(groups.values(), key=lambda s: s.key.encode())
+
+
+def categorized(
+    stream_labels: Labels, metadata: list[tuple[str, str]] | None, final: Labels
+) -> tuple[Labels, dict[str, dict[str, str]]]:
+    """Split an entry's final labels into real stream labels, structured metadata and
+    parsed labels (the ``categorize-labels`` encoding; empty parts are left out)."""
+    labels = dict(final)
+    real = tuple((k, v) for k, v in stream_labels if labels.get(k) == v)
+    names = {k for k, _ in stream_labels}
+    structured: dict[str, str] = {}
+    for key, value in metadata or ():
+        name = f"{key}_extracted" if key in names else key
+        if labels.get(name) == value:
+            structured[name] = value
+    taken = {k for k, _ in real} | set(structured)
+    parsed = {k: v for k, v in labels.items() if k not in taken}
+    category: dict[str, dict[str, str]] = {}
+    if structured:
+        category["structuredMetadata"] = structured
+    if parsed:
+        category["parsed"] = parsed
+    return real, category

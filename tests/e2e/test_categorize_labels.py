@@ -1,0 +1,72 @@
+"""``X-Loki-Response-Encoding-Flags: categorize-labels`` (LOGQL.md 8)."""
+
+from __future__ import annotations
+
+from tests.e2e.clients import push
+from tests.e2e.server import Server
+
+BASE = 1_700_000_000_000_000_000
+WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9), "direction": "forward"}
+FLAG = {"X-Loki-Response-Encoding-Flags": "categorize-labels"}
+
+
+def _query(server: Server, tenant: str, query: str) -> dict[str, object]:
+    with server.client(tenant) as client:
+        response = client.get(
+            "/loki/api/v1/query_range", params={"query": query, **WINDOW}, headers=FLAG
+        )
+    assert response.status_code == 200, response.text
+    data: dict[str, object] = response.json()["data"]
+    return data
+
+
+def test_parsed_and_metadata_labels_are_reported_apart(server: Server, tenant: str) -> None:
+    with server.client(tenant) as client:
+        push(client, [({"app": "sm", "level": "s"}, [(BASE, "level=p k=l", {"k": "m"})])])
+    data = _query(server, tenant, '{app="sm", level="s"} | logfmt')
+    assert list(data) == ["resultType", "encodingFlags", "result", "stats"]
+    assert data["encodingFlags"] == ["categorize-labels"]
+    assert data["result"] == [
+        {
+            "stream": {"app": "sm", "level": "s"},
+            "values": [
+                [
+                    str(BASE),
+                    "level=p k=l",
+                    {
+                        "structuredMetadata": {"k": "m"},
+                        "parsed": {"k_extracted": "l", "level_extracted": "p"},
+                    },
+                ]
+            ],
+        }
+    ]
+
+
+def test_entries_with_different_metadata_share_their_stream(server: Server, tenant: str) -> None:
+    with server.client(tenant) as client:
+        push(
+            client,
+            [({"app": "c"}, [(BASE, "one", {"trace": "t1"}), (BASE + 1, "two"), (BASE + 2, "x")])],
+        )
+    data = _query(server, tenant, '{app="c"} != "x"')
+    assert data["result"] == [
+        {
+            "stream": {"app": "c"},
+            "values": [
+                [str(BASE), "one", {"structuredMetadata": {"trace": "t1"}}],
+                [str(BASE + 1), "two", {}],
+            ],
+        }
+    ]
+
+
+def test_without_the_flag_labels_are_merged(server: Server, tenant: str) -> None:
+    with server.client(tenant) as client:
+        push(client, [({"app": "d"}, [(BASE, "one", {"trace": "t1"})])])
+        response = client.get("/loki/api/v1/query_range", params={"query": '{app="d"}', **WINDOW})
+    body = response.json()["data"]
+    assert "encodingFlags" not in body
+    assert body["result"] == [
+        {"stream": {"app": "d", "trace": "t1"}, "values": [[str(BASE), "one"]]}
+    ]
