@@ -9,6 +9,7 @@ is a scalar and whether its order is the value order (``sort``/``sort_desc``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -47,7 +48,7 @@ class MetricPlan:
     order: str | None
     error_probes: tuple[tuple[exp.Select, exp.Select], ...] = ()
     """Separate ``(probe, labels)`` queries (entries not shared with ``select``)."""
-    error_labels: tuple[exp.Select, ...] = ()
+    error_labels: tuple[Callable[[], exp.Select], ...] = ()
     """When ``select`` yields a row with an ``error``, the queries finding its labels."""
     checks: tuple[tuple[exp.Select, str], ...] = ()
     """Queries that must return no row, with the error to raise when one does."""
@@ -80,7 +81,7 @@ def compile_metric_query(expr: ast.MetricExpr, grid: Grid) -> MetricPlan:
 
 
 def _with_error_row(
-    select: exp.Select, shared: list[tuple[str, exp.Select, exp.Select]]
+    select: exp.Select, shared: list[tuple[str, exp.Select, Callable[[], exp.Select]]]
 ) -> exp.Select:
     """The samples plus, if an entry failed, one row whose ``error`` names the error;
     the failing-entry relations are computed once (materialized CTEs)."""
@@ -146,7 +147,7 @@ def _float_literal(value: float) -> exp.Expr:
 class _MetricCompiler:
     def __init__(self, grid: Grid) -> None:
         self.grid = grid
-        self.shared: list[tuple[str, exp.Select, exp.Select]] = []
+        self.shared: list[tuple[str, exp.Select, Callable[[], exp.Select]]] = []
 
     def visit(self, node: ast.Expr) -> _Rel:
         method = getattr(self, f"visit_{type(node).__name__}", None)
@@ -171,7 +172,7 @@ class _MetricCompiler:
         if plan.materialized is not None and plan.error_labels is not None:
             self.shared.append((*plan.materialized, plan.error_labels))
         elif plan.error_probe is not None and plan.error_labels is not None:
-            probes.append((plan.error_probe, plan.error_labels))
+            probes.append((plan.error_probe, plan.error_labels()))
         if node.op is not ast.RangeOp.ABSENT_OVER_TIME:
             return _Rel(plan.samples, probes=probes)
         labels = exp.Array(

@@ -13,7 +13,9 @@ Every sample relation has the columns ``labels`` (sorted ``LIST(STRUCT(key, valu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from sqlglot import exp
 
@@ -76,7 +78,8 @@ class RangePlan:
 
     samples: exp.Select
     error_probe: exp.Select | None
-    error_labels: exp.Select | None = None
+    error_labels: Callable[[], exp.Select] | None = None
+    """Builds the labels query (only needed, so only built, once an entry failed)."""
     materialized: tuple[str, exp.Select] | None = None
     """``(name, entries)``: the entries, computed once and read by samples and probe."""
 
@@ -127,15 +130,16 @@ def compile_range_aggregation(
         probe = None
     if probe is None or entries_name is None:
         samples = _aggregate(node, entries, grid, group)
-        labels_probe = error_labels_probe(node, grid) if probe is not None else None
-        return RangePlan(samples, probe, labels_probe)
+        if probe is None:
+            return RangePlan(samples, None)
+        return RangePlan(samples, probe(), partial(error_labels_probe, node, grid))
     shared = _Entries(
         exp.select("*").from_(entries_name), entries.keys, entries.labels, entries.by_stream
     )
     return RangePlan(
         _aggregate(node, shared, grid, group),
         exp.select("err").from_(entries_name).where(sql("err IS NOT NULL")).limit(1),
-        error_labels_probe(node, grid),
+        partial(error_labels_probe, node, grid),
         (entries_name, entries.select),
     )
 
@@ -188,8 +192,8 @@ def _pipeline_entries(
     stages: tuple[ast.Stage, ...],
     conditions: list[exp.Expr],
     group: ast.Grouping | None,
-) -> tuple[_Entries, exp.Select]:
-    """Entries after the pipeline (and unwrap); plus a probe for entries with an error.
+) -> tuple[_Entries, Callable[[], exp.Select]]:
+    """Entries after the pipeline (and unwrap); plus how to build a probe for an error.
 
     With a ``by`` grouping only those labels can reach the result, so the pipeline
     tracks them (and the labels its filters read) as columns instead of a full map.
@@ -216,7 +220,6 @@ def _pipeline_entries(
         frame = _unwrapped(frame, unwrap, value_of)
         final = sql("list_filter(:l, e -> e.key <> :n)", l=labels.copy(), n=unwrap.label)
         rows, value = frame.select, exp.column("uv")
-    probe_rows = rows.copy()
     if columnar_keys is not None and group is not None:
         # Group on the label values themselves; the label list is built per series after.
         keys = [value_of(name).as_(f"g{i}") for i, name in enumerate(columnar_keys)]
@@ -225,11 +228,11 @@ def _pipeline_entries(
         )
         return _Entries(
             entries, [f"g{i}" for i in range(len(columnar_keys))], _labels_of_keys(columnar_keys)
-        ), _probe(probe_rows)
+        ), partial(_probe, rows)
     entries = exp.select(
         exp.column("ts"), final.as_("labels"), value.as_("v"), exp.column("err")
     ).from_(rows.subquery("pipe", copy=False))
-    return _Entries(entries, ["labels"], None), _probe(probe_rows)
+    return _Entries(entries, ["labels"], None), partial(_probe, rows)
 
 
 def _labels_of_keys(names: list[str]) -> exp.Expr:
@@ -241,9 +244,10 @@ def _labels_of_keys(names: list[str]) -> exp.Expr:
 
 
 def _probe(rows: exp.Select) -> exp.Select:
+    """One failing entry of ``rows`` (copied: ``rows`` also feeds the samples)."""
     return (
         exp.select(exp.column("err"))
-        .from_(rows.subquery("pipe", copy=False))
+        .from_(rows.copy().subquery("pipe", copy=False))
         .where(sql("err IS NOT NULL"))
         .limit(1)
     )

@@ -92,8 +92,8 @@ def run_metric_query(
     if "error" in table.column_names:
         failed = table.filter(pc.is_valid(table["error"]))
         if failed.num_rows:
-            for labels_probe in plan.error_labels:
-                found = engine.execute(labels_probe, view, stats)
+            for build_labels_probe in plan.error_labels:
+                found = engine.execute(build_labels_probe(), view, stats)
                 if found.num_rows:
                     raise BadRequestError(_pipeline_error(found))
             raise BadRequestError(f"pipeline error: '{failed['error'][0].as_py()}'")
