@@ -135,7 +135,7 @@ def _base(source: exp.Select, tracked: ColumnarLabels) -> Frame:
         exp.column("line").as_("line0"),
         exp.column("metadata").as_("md0"),
         exp.column("labels").as_("sl"),
-        sql("coalesce(metadata, MAP {})").as_("md"),
+        exp.column("metadata").as_("md"),
     ).from_(source.subquery("src"))
     columns: list[exp.Expr] = [
         exp.column("ts"),
