@@ -75,13 +75,14 @@ def compile_metric_query(expr: ast.MetricExpr, grid: Grid) -> MetricPlan:
         rel.scalar,
         order,
         error_probes=tuple(rel.probes),
-        error_labels=tuple(labels for _, _, labels in compiler.shared),
+        error_labels=tuple(labels for _, _, _, labels in compiler.shared),
         checks=tuple(rel.checks),
     )
 
 
 def _with_error_row(
-    select: exp.Select, shared: list[tuple[str, exp.Select, Callable[[], exp.Select]]]
+    select: exp.Select,
+    shared: list[tuple[str, exp.Select, exp.Select, Callable[[], exp.Select]]],
 ) -> exp.Select:
     """The samples plus, if an entry failed, one row whose ``error`` names the error;
     the failing-entry relations are computed once (materialized CTEs)."""
@@ -89,13 +90,8 @@ def _with_error_row(
         select.subquery("samples", copy=False), copy=False
     )
     first_error = exp.Coalesce(
-        this=exp.Subquery(
-            this=exp.select("err").from_(shared[0][0]).where(sql("err IS NOT NULL")).limit(1)
-        ),
-        expressions=[
-            exp.Subquery(this=exp.select("err").from_(name).where(sql("err IS NOT NULL")).limit(1))
-            for name, _, _ in shared[1:]
-        ],
+        this=exp.Subquery(this=shared[0][2]),
+        expressions=[exp.Subquery(this=probe) for _, _, probe, _ in shared[1:]],
     )
     error_row = (
         exp.select(
@@ -109,8 +105,8 @@ def _with_error_row(
     )
     union = exp.union(samples, error_row, distinct=False)
     result = exp.select("*").from_(union.subquery("result"))
-    for name, entries, _ in shared:
-        result = result.with_(name, as_=entries, materialized=True, copy=False)
+    for name, partials, _, _ in shared:
+        result = result.with_(name, as_=partials, materialized=True, copy=False)
     return result
 
 
@@ -147,7 +143,7 @@ def _float_literal(value: float) -> exp.Expr:
 class _MetricCompiler:
     def __init__(self, grid: Grid) -> None:
         self.grid = grid
-        self.shared: list[tuple[str, exp.Select, Callable[[], exp.Select]]] = []
+        self.shared: list[tuple[str, exp.Select, exp.Select, Callable[[], exp.Select]]] = []
 
     def visit(self, node: ast.Expr) -> _Rel:
         method = getattr(self, f"visit_{type(node).__name__}", None)
@@ -169,8 +165,12 @@ class _MetricCompiler:
             node, self.grid, grouping, entries_name=f"entries_{len(self.shared)}"
         )
         probes: list[tuple[exp.Select, exp.Select]] = []
-        if plan.materialized is not None and plan.error_labels is not None:
-            self.shared.append((*plan.materialized, plan.error_labels))
+        if (
+            plan.materialized is not None
+            and plan.error_labels is not None
+            and plan.error_probe is not None
+        ):
+            self.shared.append((*plan.materialized, plan.error_probe, plan.error_labels))
         elif plan.error_probe is not None and plan.error_labels is not None:
             probes.append((plan.error_probe, plan.error_labels()))
         if node.op is not ast.RangeOp.ABSENT_OVER_TIME:

@@ -81,7 +81,8 @@ class RangePlan:
     error_labels: Callable[[], exp.Select] | None = None
     """Builds the labels query (only needed, so only built, once an entry failed)."""
     materialized: tuple[str, exp.Select] | None = None
-    """``(name, entries)``: the entries, computed once and read by samples and probe."""
+    """``(name, partials)``: partial aggregates with a ``bad`` flag, computed once and read
+    by both the samples and ``error_probe``."""
 
 
 def grouped_labels(labels: exp.Expr, grouping: ast.Grouping | None) -> exp.Expr:
@@ -129,18 +130,20 @@ def compile_range_aggregation(
     if probe is not None and group is not None and "__error__" in _kept_names(group):
         probe = None
     if probe is None or entries_name is None:
-        samples = _aggregate(node, entries, grid, group)
+        samples, _ = _aggregate(node, entries, grid, group)
         if probe is None:
             return RangePlan(samples, None)
         return RangePlan(samples, probe(), partial(error_labels_probe, node, grid))
-    shared = _Entries(
-        exp.select("*").from_(entries_name), entries.keys, entries.labels, entries.by_stream
-    )
+    samples, partials = _aggregate(node, entries, grid, group, shared=entries_name)
+    assert partials is not None
     return RangePlan(
-        _aggregate(node, shared, grid, group),
-        exp.select("err").from_(entries_name).where(sql("err IS NOT NULL")).limit(1),
+        samples,
+        exp.select(sql("'pipeline error'").as_("err"))
+        .from_(entries_name)
+        .where(sql("bad"))
+        .limit(1),
         partial(error_labels_probe, node, grid),
-        (entries_name, entries.select),
+        (entries_name, partials),
     )
 
 
@@ -371,8 +374,15 @@ class _Entries:
 
 
 def _aggregate(
-    node: ast.RangeAggregation, entries: _Entries, grid: Grid, group: ast.Grouping | None
-) -> exp.Select:
+    node: ast.RangeAggregation,
+    entries: _Entries,
+    grid: Grid,
+    group: ast.Grouping | None,
+    shared: str | None = None,
+) -> tuple[exp.Select, exp.Select | None]:
+    """The samples; with ``shared``, the partial aggregates (with a ``bad`` flag telling
+    whether any entry of the partial failed) are returned as a relation to compute once
+    under that name, and the samples read them from it."""
     kmin, kmax = _bounds(grid, node.range)
     partial, final = _PARTIALS[node.op]
     if node.op is R.RATE and node.range.unwrap is not None:
@@ -386,8 +396,11 @@ def _aggregate(
     placed = exp.select(
         *keys, kmin.as_("kmin"), kmax.as_("kmax"), exp.column("ts"), exp.column("v")
     ).from_(entries.select.subquery("e", copy=False))
+    flags = [sql("bool_or(err IS NOT NULL)").as_("bad")] if shared else []
+    carried = ["bad"] if shared else []
+    placed = placed.select(exp.column("err"), copy=False) if shared else placed
     partials = (
-        exp.select(*entries.keys, "kmin", "kmax", sql(partial, phi=_phi(node)).as_("p"))
+        exp.select(*entries.keys, "kmin", "kmax", sql(partial, phi=_phi(node)).as_("p"), *flags)
         .from_(placed.subquery("placed", copy=False))
         .where(sql("kmin <= kmax"))
         .group_by(*entries.keys, "kmin", "kmax")
@@ -399,14 +412,18 @@ def _aggregate(
                 "kmin",
                 "kmax",
                 "p",
+                *carried,
             )
             .from_(partials.subquery("by_stream", copy=False))
             .join("streams", on=sql("by_stream.stream_id = streams.stream_id"))
         )
     elif entries.labels is not None:
-        partials = exp.select(entries.labels.as_("labels"), "kmin", "kmax", "p").from_(
+        partials = exp.select(entries.labels.as_("labels"), "kmin", "kmax", "p", *carried).from_(
             partials.subquery("by_keys", copy=False)
         )
+    cte: exp.Select | None = None
+    if shared:
+        cte, partials = partials, exp.select("*").from_(shared)
     spread = exp.select("labels", sql("unnest(range(kmin, kmax + 1))").as_("k"), "p").from_(
         partials.subquery("partials", copy=False)
     )
@@ -420,14 +437,16 @@ def _aggregate(
             .from_(spread.subquery("spread"))
             .group_by("labels", "k")
         )
-        return exp.select("labels", "k", _counter_rate(grid, node.range).as_("v")).from_(
+        rate = exp.select("labels", "k", _counter_rate(grid, node.range).as_("v")).from_(
             samples.subquery("windows", copy=False)
         )
-    return (
+        return rate, cte
+    final_samples = (
         exp.select("labels", "k", sql("CAST(:v AS DOUBLE)", v=value).as_("v"))
         .from_(spread.subquery("spread"))
         .group_by("labels", "k")
     )
+    return final_samples, cte
 
 
 def _counter_rate(grid: Grid, log_range: ast.LogRange) -> exp.Expr:
