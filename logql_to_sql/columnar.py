@@ -35,7 +35,7 @@ from logql_to_sql.parsers import (
 from logql_to_sql.regex import capture_names
 from logql_to_sql.stages import ANSI_ESCAPES, line_filter_condition, matcher_condition
 
-__all__ = ["ColumnarLabels", "columnar_pipeline"]
+__all__ = ["ColumnarLabels", "columnar_pipeline", "columnar_supported", "stream_lookups"]
 
 _SUFFIX = "_extracted"
 _SUPPORTED = (
@@ -56,6 +56,18 @@ class ColumnarLabels:
     """Which column holds which label."""
 
     names: tuple[str, ...]
+    lookups: tuple[str, ...] = ()
+    """Stream label names read per entry; the source provides them as ``sv<i>``."""
+
+    def stream(self, name: str) -> exp.Expr:
+        """The entry's stream label ``name`` (NULL when the stream has none)."""
+        if name not in self.lookups:
+            return sql("CAST(NULL AS VARCHAR)")
+        return exp.column(f"sv{self.lookups.index(name)}")
+
+    def in_base(self, key: str) -> exp.Expr:
+        """Whether ``key`` is a stream label or a metadata key of the entry."""
+        return sql("(:s IS NOT NULL OR md[:k] IS NOT NULL)", s=self.stream(key), k=key)
 
     def value(self, name: str) -> exp.Expr:
         """The current value of ``name`` (NULL when absent)."""
@@ -76,16 +88,35 @@ class ColumnarLabels:
         )
 
 
+def columnar_supported(stages: tuple[ast.Stage, ...]) -> bool:
+    """Whether every stage can run with label columns."""
+    return all(
+        isinstance(stage, _SUPPORTED) and not (isinstance(stage, ast.LogfmtParser) and stage.strict)
+        for stage in stages
+    )
+
+
+def stream_lookups(names: frozenset[str]) -> tuple[str, ...]:
+    """The stream labels a columnar pipeline tracking ``names`` reads for each entry: the
+    caller's source must provide them, in this order, as ``sv0, sv1, ...``."""
+    tracked = names - {"__error__", "__error_details__"}
+    bases = {n[: -len(_SUFFIX)] for n in tracked if n.endswith(_SUFFIX)}
+    return tuple(sorted(tracked | bases))
+
+
 def columnar_pipeline(
     source: exp.Select, stages: tuple[ast.Stage, ...], names: frozenset[str]
 ) -> tuple[Frame, ColumnarLabels] | None:
-    """The pipeline over ``source`` tracking only ``names``; None if unsupported."""
-    for stage in stages:
-        if not isinstance(stage, _SUPPORTED):
-            return None
-        if isinstance(stage, ast.LogfmtParser) and stage.strict:
-            return None
-    tracked = ColumnarLabels(tuple(sorted(names - {"__error__", "__error_details__"})))
+    """The pipeline over ``source`` tracking only ``names``; None if unsupported.
+
+    ``source`` rows are ``(ts, stream_id, line, metadata, sv0, ...)`` with the stream labels
+    of ``stream_lookups(names)``.
+    """
+    if not columnar_supported(stages):
+        return None
+    tracked = ColumnarLabels(
+        tuple(sorted(names - {"__error__", "__error_details__"})), stream_lookups(names)
+    )
     frame = _base(source, tracked)
     for stage in stages:
         frame = _stage(frame, stage, tracked)
@@ -102,41 +133,39 @@ def _columns(tracked: ColumnarLabels) -> tuple[str, ...]:
         "errd",
         "line0",
         "md0",
-        "sl",
         "md",
+        *(f"sv{i}" for i in range(len(tracked.lookups))),
         *(f"v{i}" for i in range(count)),
         *(f"w{i}" for i in range(count)),
     )
 
 
-def _in_base(key: str) -> exp.Expr:
-    """Whether ``key`` is a stream label or a metadata key of the entry."""
-    return sql("(sl[:k] IS NOT NULL OR md[:k] IS NOT NULL)", k=key)
-
-
-def _initial(name: str) -> exp.Expr:
+def _initial(name: str, tracked: ColumnarLabels) -> exp.Expr:
     """A label's value before any stage: stream label, else metadata (clash: _extracted)."""
     if name.endswith(_SUFFIX):
         base = name[: -len(_SUFFIX)]
         return sql(
-            "CASE WHEN sl[:b] IS NOT NULL AND md[:b] IS NOT NULL THEN md[:b] "
-            "WHEN sl[:n] IS NOT NULL THEN sl[:n] ELSE md[:n] END",
+            "CASE WHEN :sb IS NOT NULL AND md[:b] IS NOT NULL THEN md[:b] "
+            "WHEN :sn IS NOT NULL THEN :sn ELSE md[:n] END",
+            sb=tracked.stream(base),
             b=base,
+            sn=tracked.stream(name),
             n=name,
         )
-    return sql("coalesce(sl[:n], md[:n])", n=name)
+    return sql("coalesce(:s, md[:n])", s=tracked.stream(name), n=name)
 
 
 def _base(source: exp.Select, tracked: ColumnarLabels) -> Frame:
+    lookups = [exp.column(f"sv{i}") for i in range(len(tracked.lookups))]
     inner = exp.select(
         "ts",
         "stream_id",
         "line",
         exp.column("line").as_("line0"),
         exp.column("metadata").as_("md0"),
-        exp.column("labels").as_("sl"),
         exp.column("metadata").as_("md"),
-    ).from_(source.subquery("src"))
+        *lookups,
+    ).from_(source.subquery("src", copy=False), copy=False)
     columns: list[exp.Expr] = [
         exp.column("ts"),
         exp.column("stream_id"),
@@ -145,12 +174,12 @@ def _base(source: exp.Select, tracked: ColumnarLabels) -> Frame:
         sql("CAST(NULL AS VARCHAR)").as_("errd"),
         exp.column("line0"),
         exp.column("md0"),
-        exp.column("sl"),
         exp.column("md"),
+        *[c.copy() for c in lookups],
     ]
-    columns += [_initial(name).as_(f"v{i}") for i, name in enumerate(tracked.names)]
+    columns += [_initial(name, tracked).as_(f"v{i}") for i, name in enumerate(tracked.names)]
     columns += [exp.false().as_(f"w{i}") for i in range(len(tracked.names))]
-    outer = exp.select(*columns).from_(inner.subquery("base"))
+    outer = exp.select(*columns).from_(inner.subquery("base", copy=False), copy=False)
     return Frame(outer, (), 1, _columns(tracked))
 
 
@@ -229,7 +258,7 @@ def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
     parsed = {
         f"p{index}": value
         for index, name in enumerate(tracked.names)
-        if (value := _parsed_for(name, extraction.values)) is not None
+        if (value := _parsed_for(name, extraction.values, tracked)) is not None
     }
     frame = frame.next(extras={**parsed, "pq": extraction.error, "pd": extraction.details})
     changes: dict[str, exp.Expr] = {}
@@ -249,7 +278,7 @@ def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
     return frame.with_changes(changes)
 
 
-def _parsed_for(name: str, values: dict[str, exp.Expr]) -> exp.Expr | None:
+def _parsed_for(name: str, values: dict[str, exp.Expr], tracked: ColumnarLabels) -> exp.Expr | None:
     """What a parser writes into label ``name`` (keys clashing with base go to _extracted)."""
     own = values.get(name)
     if name.endswith(_SUFFIX):
@@ -259,20 +288,20 @@ def _parsed_for(name: str, values: dict[str, exp.Expr]) -> exp.Expr | None:
             return (
                 None
                 if own is None
-                else sql("CASE WHEN :b THEN NULL ELSE :o END", b=_in_base(name), o=own)
+                else sql("CASE WHEN :b THEN NULL ELSE :o END", b=tracked.in_base(name), o=own)
             )
         if own is None:
-            return sql("CASE WHEN :b THEN :m END", b=_in_base(base), m=moved)
+            return sql("CASE WHEN :b THEN :m END", b=tracked.in_base(base), m=moved)
         return sql(
             "CASE WHEN :b THEN :m WHEN NOT :nb THEN :o END",
-            b=_in_base(base),
+            b=tracked.in_base(base),
             m=moved,
-            nb=_in_base(name),
+            nb=tracked.in_base(name),
             o=own,
         )
     if own is None:
         return None
-    return sql("CASE WHEN :b THEN NULL ELSE :o END", b=_in_base(name), o=own)
+    return sql("CASE WHEN :b THEN NULL ELSE :o END", b=tracked.in_base(name), o=own)
 
 
 def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from logql_to_sql import ast
-from logql_to_sql.columnar import columnar_pipeline
+from logql_to_sql.columnar import columnar_pipeline, columnar_supported, stream_lookups
 from logql_to_sql.dialect import DIALECT, regex_full_match, sql
 from logql_to_sql.frame import Frame, base_frame
 from logql_to_sql.hints import Needed, needed_after, stage_reads
@@ -108,8 +108,9 @@ def compile_log_query(
             limit,
             direction is Direction.BACKWARD,
         )
-    source = entry_source(query.selector.matchers, [*time_range(start_ns, end_ns), *line_filters])
-    first = filtering_pipeline(source, rest)
+    first = filtering_pipeline(
+        query.selector.matchers, [*time_range(start_ns, end_ns), *line_filters], rest
+    )
     survivors = (
         exp.select(
             exp.column("ts"),
@@ -184,8 +185,23 @@ def time_range(start_ns: int, end_ns: int) -> list[exp.Expr]:
     ]
 
 
-def entry_source(matchers: tuple[ast.Matcher, ...], conditions: list[exp.Expr]) -> exp.Select:
-    """Entries of matching streams with their stream labels, under ``conditions``."""
+def entry_source(
+    matchers: tuple[ast.Matcher, ...],
+    conditions: list[exp.Expr],
+    stream_values: tuple[str, ...] = (),
+) -> exp.Select:
+    """Entries of matching streams with their stream labels, under ``conditions``; each
+    name of ``stream_values`` also as a column ``sv<i>``, looked up once per stream."""
+    streams = exp.select(
+        "stream_id",
+        "labels",
+        *[
+            exp.Bracket(this=exp.column("labels"), expressions=[exp.Literal.string(name)]).as_(
+                f"sv{i}"
+            )
+            for i, name in enumerate(stream_values)
+        ],
+    ).from_("streams")
     where = [_stream_matcher(m, exp.column("labels", table="streams")) for m in matchers]
     qualified = [
         c.transform(
@@ -204,9 +220,10 @@ def entry_source(matchers: tuple[ast.Matcher, ...], conditions: list[exp.Expr]) 
             exp.column("line", table="logs"),
             exp.column("metadata", table="logs"),
             exp.column("labels", table="streams"),
+            *[exp.column(f"sv{i}", table="streams") for i in range(len(stream_values))],
         )
         .from_("logs")
-        .join("streams", on=sql("logs.stream_id = streams.stream_id"))
+        .join(streams.subquery("streams"), on=sql("logs.stream_id = streams.stream_id"))
         .where(exp.and_(*where, *qualified))
     )
 
@@ -214,7 +231,9 @@ def entry_source(matchers: tuple[ast.Matcher, ...], conditions: list[exp.Expr]) 
 _FILTERS = (ast.LineFilter, *ast.LABEL_FILTERS)
 
 
-def filtering_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...]) -> Frame:
+def filtering_pipeline(
+    matchers: tuple[ast.Matcher, ...], conditions: list[exp.Expr], stages: tuple[ast.Stage, ...]
+) -> Frame:
     """The entries that survive the pipeline, computed as cheaply as possible.
 
     Stages after the last filter cannot drop an entry and are left out; the labels the
@@ -226,12 +245,18 @@ def filtering_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...]) -> Fra
     for stage in needed:
         names = stage_reads(stage)
         if names is None:
-            return compile_pipeline(source, stages, wanted=frozenset())
+            reads = set()
+            break
         reads |= names
-    columnar = columnar_pipeline(source, needed, frozenset(reads))
-    if columnar is not None:
-        return columnar[0]
-    return compile_pipeline(source, stages, wanted=frozenset())
+    else:
+        if columnar_supported(needed):
+            lookups = stream_lookups(frozenset(reads))
+            columnar = columnar_pipeline(
+                entry_source(matchers, conditions, lookups), needed, frozenset(reads)
+            )
+            if columnar is not None:
+                return columnar[0]
+    return compile_pipeline(entry_source(matchers, conditions), stages, wanted=frozenset())
 
 
 def compile_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...], wanted: Needed) -> Frame:

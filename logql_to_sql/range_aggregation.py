@@ -20,7 +20,7 @@ from functools import partial
 from sqlglot import exp
 
 from logql_to_sql import ast
-from logql_to_sql.columnar import columnar_pipeline
+from logql_to_sql.columnar import columnar_pipeline, columnar_supported, stream_lookups
 from logql_to_sql.compiler import (
     compile_pipeline,
     compile_stream_matchers,
@@ -201,12 +201,16 @@ def _pipeline_entries(
     With a ``by`` grouping only those labels can reach the result, so the pipeline
     tracks them (and the labels its filters read) as columns instead of a full map.
     """
-    source = entry_source(log_range.selector.matchers, conditions)
     unwrap = log_range.unwrap
     frame: Frame | None = None
     columnar_keys: list[str] | None = None
-    if group is not None and not group.without:
-        columnar = columnar_pipeline(source, stages, _columnar_names(group, stages, unwrap))
+    if group is not None and not group.without and columnar_supported(stages):
+        names = _columnar_names(group, stages, unwrap)
+        columnar = columnar_pipeline(
+            entry_source(log_range.selector.matchers, conditions, stream_lookups(names)),
+            stages,
+            names,
+        )
         if columnar is not None:
             frame, tracked = columnar
             value_of: ValueOf = tracked.value
@@ -214,6 +218,7 @@ def _pipeline_entries(
             unwrapped = {unwrap.label} if unwrap is not None else set()
             columnar_keys = sorted(set(group.labels) - unwrapped)
     if frame is None:
+        source = entry_source(log_range.selector.matchers, conditions)
         frame = compile_pipeline(source, stages, _wanted(group, log_range))
         value_of = label_value
         labels = sql("list_sort(map_entries(:m))", m=final_labels())
