@@ -403,7 +403,9 @@ def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
                     {"hj": sql("TRY(json_extract_string(line, :p))", p=paths)},
                     {
                         "ok": sql(
-                            "hj IS NOT NULL AND starts_with(ltrim(line, :ws), '{')", ws=" \t\n\r"
+                            "hj IS NOT NULL AND CASE WHEN starts_with(line, '{') THEN true "
+                            "ELSE starts_with(ltrim(line, :ws), '{') END",
+                            ws=" \t\n\r",
                         )
                     },
                 ],

@@ -49,7 +49,8 @@ _EMPTY_ENTRIES = "CAST([] AS STRUCT(key VARCHAR, value VARCHAR)[])"
 # or AND rules out; only a CASE on json_valid guards them.
 # A valid JSON document is an object exactly when it starts with "{": no second parse.
 IS_OBJECT = (
-    "CASE WHEN json_valid(line) THEN starts_with(ltrim(line, ' \t\n\r'), '{') ELSE false END"
+    "CASE WHEN NOT json_valid(line) THEN false WHEN starts_with(line, '{') THEN true "
+    "ELSE starts_with(ltrim(line, ' \t\n\r'), '{') END"
 )
 IS_OBJECT_SAFE = "CASE WHEN " + IS_OBJECT + " THEN line ELSE '{}' END"
 
