@@ -80,7 +80,12 @@ class QueryEngine:
         return tenants_view(self.store, tenants, start_ns, end_ns)
 
     def run_log_query(
-        self, tenants: str | tuple[str, ...], plan: LogQueryPlan, start_ns: int, end_ns: int
+        self,
+        tenants: str | tuple[str, ...],
+        plan: LogQueryPlan,
+        start_ns: int,
+        end_ns: int,
+        text: str | None = None,
     ) -> tuple[pa.Table, AnyView, ScanStats]:
         """Rows of a log query, with its view and what it scanned.
 
@@ -92,7 +97,7 @@ class QueryEngine:
         stats = ScanStats()
         if plan.limit is None or isinstance(view, MultiView):
             _add_scan(stats, view.files, view.head_tables)
-            table = self.execute(plan.select, view, stats)
+            table = self.execute(text or plan.select, view, stats)
             stats.returned = table.num_rows
             return table, view, stats
         files = sorted(
@@ -105,7 +110,7 @@ class QueryEngine:
             group, files = _next_group(files, self.scan_group_rows)
             part = StoreView(view.lake_root, group, heads, view.streams)
             _add_scan(stats, group, heads)
-            rows = self.execute(plan.select, part, stats)
+            rows = self.execute(text or plan.select, part, stats)
             found = rows if found is None else _top(found, rows, plan.limit, plan.backward)
             heads = []
             if found.num_rows >= plan.limit:
@@ -118,13 +123,23 @@ class QueryEngine:
         stats.returned = found.num_rows
         return found, view, stats
 
-    def execute(self, select: exp.Select, view: AnyView, stats: ScanStats) -> pa.Table:
-        """Bind ``logs``/``streams`` to the view, run, return the Arrow result."""
+    def execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
+        """Bind ``logs``/``streams`` to the view, run, return the Arrow result.
+
+        ``select`` is a compiled tree, or its rendered text (a cached plan): text gets the
+        two relations as leading common table expressions instead.
+        """
         started = time.perf_counter()
         cursor = self._db.cursor()
         try:
-            bound = self._bind(select, view, cursor)
-            sql = bound.sql(dialect=DIALECT)
+            if isinstance(select, str):
+                logs, streams_name = self._relations(view, cursor)
+                sql = (
+                    f"WITH logs AS NOT MATERIALIZED ({logs.sql(dialect=DIALECT)}), "
+                    f"streams AS NOT MATERIALIZED (SELECT * FROM {streams_name}) {select}"
+                )
+            else:
+                sql = self._bind(select, view, cursor).sql(dialect=DIALECT)
             timer = threading.Timer(self.timeout_seconds, cursor.interrupt)
             timer.start()
             try:
@@ -141,16 +156,7 @@ class QueryEngine:
     def _bind(
         self, select: exp.Select, view: AnyView, cursor: duckdb.DuckDBPyConnection
     ) -> exp.Expr:
-        parts: list[exp.Select] = []
-        sources = view.parts if isinstance(view, MultiView) else [(view, 0)]
-        for source, mask in sources:
-            parts += self._sources(source, mask, cursor)
-        if not parts:
-            parts = self._sources(StoreView(self.store.lake_root, [], [], view.streams), 0, cursor)
-        logs: exp.Query = parts[0]
-        for part in parts[1:]:
-            logs = exp.union(logs, part, distinct=False)
-        streams_name = self._register(cursor, view.streams)
+        logs, streams_name = self._relations(view, cursor)
 
         def replace(node: exp.Expr) -> exp.Expr:
             if isinstance(node, exp.Table) and not node.args.get("db"):
@@ -161,6 +167,19 @@ class QueryEngine:
             return node
 
         return select.transform(replace)
+
+    def _relations(self, view: AnyView, cursor: duckdb.DuckDBPyConnection) -> tuple[exp.Query, str]:
+        """The view's rows as one query, and the registered name of its stream table."""
+        parts: list[exp.Select] = []
+        sources = view.parts if isinstance(view, MultiView) else [(view, 0)]
+        for source, mask in sources:
+            parts += self._sources(source, mask, cursor)
+        if not parts:
+            parts = self._sources(StoreView(self.store.lake_root, [], [], view.streams), 0, cursor)
+        logs: exp.Query = parts[0]
+        for part in parts[1:]:
+            logs = exp.union(logs, part, distinct=False)
+        return logs, self._register(cursor, view.streams)
 
     def _sources(
         self, view: StoreView, mask: int, cursor: duckdb.DuckDBPyConnection

@@ -219,3 +219,37 @@ def test_deprecated_push_path(server: Server, tenant: str) -> None:
             push(client, [({"a": "old"}, [(BASE, "x")])], path="/api/prom/push").status_code == 204
         )
         assert len(query_range(client, '{a="old"}', **WINDOW)["result"]) == 1
+
+
+def test_repeated_queries_reuse_their_plan_with_their_own_range(
+    server: Server, tenant: str
+) -> None:
+    with server.client(tenant) as client:
+        push(
+            client,
+            [({"app": "p"}, [(BASE + i * 10**9, f"n{i} 9111111111111111111") for i in range(5)])],
+        )
+        windows = [(BASE + i * 10**9, BASE + (i + 2) * 10**9) for i in range(3)]
+        found = [
+            [
+                v[1]
+                for _, vs in stream_values(
+                    query_range(
+                        client, '{app="p"} |= "9111111111111111111"', start=str(s), end=str(e)
+                    )
+                )
+                for v in vs
+            ]
+            for s, e in windows
+        ]
+    assert found == [
+        ["n1 9111111111111111111", "n0 9111111111111111111"],
+        ["n2 9111111111111111111", "n1 9111111111111111111"],
+        ["n3 9111111111111111111", "n2 9111111111111111111"],
+    ]
+    with server.client(tenant) as client:
+        again = [
+            len(query_range(client, '{app="p"}', start=str(s), end=str(e))["result"][0]["values"])
+            for s, e in windows
+        ]
+    assert again == [2, 2, 2]
