@@ -69,13 +69,26 @@ def build_store(root: Path, megabytes: float) -> tuple[Store, int]:
     return store, last
 
 
-def _median_seconds(run: Callable[[], object], repeat: int) -> float:
-    times = []
+def _seconds(run: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def _compare(
+    ours: Callable[[], object], handwritten: Callable[[], object], repeat: int
+) -> dict[str, float]:
+    """Median times of both, run alternately so a noisy neighbour slows both alike."""
+    ours_times, handwritten_times = [], []
     for _ in range(repeat):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        ours_times.append(_seconds(ours))
+        handwritten_times.append(_seconds(handwritten))
+    ours_s, handwritten_s = statistics.median(ours_times), statistics.median(handwritten_times)
+    return {
+        "ours_s": round(ours_s, 4),
+        "handwritten_s": round(handwritten_s, 4),
+        "ratio": round(ours_s / handwritten_s, 2),
+    }
 
 
 def _paths(store: Store, end: int) -> list[str]:
@@ -185,21 +198,17 @@ def run(megabytes: float, repeat: int) -> dict[str, Any]:
             request = LogQueryRequest(parse(logql), START_NS, end, 100, Direction.BACKWARD)  # type: ignore[arg-type]
             if "1000" in name:
                 request = LogQueryRequest(request.query, START_NS, end, 1000, Direction.BACKWARD)
-            ours = _median_seconds(lambda r=request: run_log_query(engine, TENANT, r), repeat)
-            theirs = _median_seconds(
-                lambda q=handwritten: baseline_db.execute(q, {"files": files}).fetchall(), repeat
+            report["log"][name] = _compare(
+                lambda r=request: run_log_query(engine, TENANT, r),
+                lambda q=handwritten: baseline_db.execute(q, {"files": files}).fetchall(),
+                repeat,
             )
-            report["log"][name] = {
-                "ours_s": round(ours, 4),
-                "handwritten_s": round(theirs, 4),
-                "ratio": round(ours / theirs, 2),
-            }
             print(name, report["log"][name], flush=True)
         step = 300 * 10**9
         grid = Grid(START_NS // step * step, step, (end - START_NS) // step + 2)
         for name, logql, handwritten in metric_cases(grid):
             expr = parse(logql)
-            ours = _median_seconds(
+            report["metric"][name] = _compare(
                 lambda e=expr: run_metric_query(
                     engine,
                     TENANT,
@@ -208,16 +217,9 @@ def run(megabytes: float, repeat: int) -> dict[str, Any]:
                     max_series=10**6,  # type: ignore[arg-type]
                     instant=False,
                 ),
+                lambda q=handwritten: baseline_db.execute(q, {"files": files}).fetchall(),
                 repeat,
             )
-            theirs = _median_seconds(
-                lambda q=handwritten: baseline_db.execute(q, {"files": files}).fetchall(), repeat
-            )
-            report["metric"][name] = {
-                "ours_s": round(ours, 4),
-                "handwritten_s": round(theirs, 4),
-                "ratio": round(ours / theirs, 2),
-            }
             print(name, report["metric"][name], flush=True)
         report["label_only_plan_reads_line"] = _plan_reads_line(engine, store, grid)
         engine.close()
