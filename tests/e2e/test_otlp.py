@@ -288,9 +288,6 @@ def test_protobuf_answer_is_an_export_logs_service_response(server: Server, tena
     assert _streams(server, tenant) == [({"service_name": "api"}, [[str(BASE + 9), "hello"]])]
 
 
-@pytest.mark.xfail(
-    raises=AssertionError, reason="label filters are not supported by the query engine yet"
-)
 def test_structured_metadata_is_filterable(server: Server, tenant: str) -> None:
     request = ExportLogsServiceRequest()
     request.ParseFromString(_protobuf_export("traced"))

@@ -358,7 +358,7 @@ LOGFMT_UNICODE_ESCAPES = pytest.mark.xfail(
 )
 
 NUMBER_TEXT = pytest.mark.xfail(
-    strict=False, reason="JSON number text preservation (1.50, 1e3, -0) may be lost through DuckDB"
+    strict=True, reason="known limitation: JSON number text (1.50, 1e3, -0) is lost through DuckDB"
 )
 
 JSON_CASES = [
