@@ -74,26 +74,33 @@ def _write(table: pa.Table) -> bytes:
     return sink.getvalue()
 
 
-def streams_parquet(streams: Iterable[ResultStream]) -> bytes:
-    """A ``streams`` result as Parquet bytes."""
+def _rows_parquet(
+    groups: Iterable[tuple[Labels, Iterable[tuple[int, Any]]]], schema: pa.Schema
+) -> bytes:
+    """One row per (timestamp, value) of each group, carrying the group's labels."""
     timestamps: list[int] = []
     labels: list[list[tuple[str, str]]] = []
-    lines: list[str] = []
-    for stream in streams:
-        pairs = list(stream.labels)
-        for ts, line in stream.values:
+    values: list[Any] = []
+    for group_labels, rows in groups:
+        pairs = list(group_labels)
+        for ts, value in rows:
             timestamps.append(ts)
             labels.append(pairs)
-            lines.append(line)
+            values.append(value)
     table = pa.table(
         [
-            pa.array(timestamps, pa.int64()).cast(STREAM_SCHEMA.field("timestamp").type),
+            pa.array(timestamps, pa.int64()).cast(schema.field("timestamp").type),
             pa.array(labels, _LABELS),
-            pa.array(lines, pa.string()),
+            pa.array(values, schema.field(2).type),
         ],
-        schema=STREAM_SCHEMA,
+        schema=schema,
     )
     return _write(table)
+
+
+def streams_parquet(streams: Iterable[ResultStream]) -> bytes:
+    """A ``streams`` result as Parquet bytes."""
+    return _rows_parquet(((s.labels, s.values) for s in streams), STREAM_SCHEMA)
 
 
 def metrics_parquet(series: Iterable[tuple[Labels, Iterable[tuple[int, float]]]]) -> bytes:
@@ -102,24 +109,7 @@ def metrics_parquet(series: Iterable[tuple[Labels, Iterable[tuple[int, float]]]]
     ``series`` yields each series' labels with its samples as (Unix ms, value) pairs; a
     vector is a series list with one sample each.
     """
-    timestamps: list[int] = []
-    labels: list[list[tuple[str, str]]] = []
-    values: list[float] = []
-    for series_labels, samples in series:
-        pairs = list(series_labels)
-        for ts_ms, value in samples:
-            timestamps.append(ts_ms)
-            labels.append(pairs)
-            values.append(value)
-    table = pa.table(
-        [
-            pa.array(timestamps, pa.int64()).cast(METRIC_SCHEMA.field("timestamp").type),
-            pa.array(labels, _LABELS),
-            pa.array(values, pa.float64()),
-        ],
-        schema=METRIC_SCHEMA,
-    )
-    return _write(table)
+    return _rows_parquet(series, METRIC_SCHEMA)
 
 
 def metric_result_parquet(result: MetricResult) -> bytes:
