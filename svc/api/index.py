@@ -118,22 +118,6 @@ async def index_stats_post(request: Request[Any, Any, Any]) -> Response[bytes]:
 # index/volume and index/volume_range ---------------------------------------------------
 
 
-def _volume_limit(params: Params) -> int:
-    """``limit``: default 100, and 0 also means the default; negative is an error."""
-    text = params.get("limit")
-    if text is None:
-        return DEFAULT_VOLUME_LIMIT
-    try:
-        limit = int(text)
-    except ValueError as exc:
-        raise BadRequestError(
-            f"could not parse 'limit' parameter: {text!r} is not an integer"
-        ) from exc
-    if limit < 0:
-        raise BadRequestError("limit must be a positive value")
-    return limit or DEFAULT_VOLUME_LIMIT
-
-
 def _aggregate_by_series(params: Params) -> bool:
     value = params.get("aggregateBy")
     if value is None or value == "series":
@@ -154,7 +138,7 @@ async def _volume(request: Request[Any, Any, Any], *, ranged: bool) -> Response[
     if len(tenants) > 1:
         raise BadRequestError("multi-tenant queries are not supported by this endpoint yet")
     params = await request_params(request)
-    limit = _volume_limit(params)
+    limit = limit_param(params, default=DEFAULT_VOLUME_LIMIT, zero_is_default=True)
     window: TimeRange | None = None
     step = 0
     if ranged:

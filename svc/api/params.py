@@ -99,8 +99,13 @@ def range_params(
     return TimeRange(start, end)
 
 
-def limit_param(params: Params, *, default: int = 100, maximum: int = 0) -> int:
-    """``limit``: a positive integer, at most ``maximum`` when that is set."""
+def limit_param(
+    params: Params, *, default: int = 100, maximum: int = 0, zero_is_default: bool = False
+) -> int:
+    """``limit``: a positive integer, at most ``maximum`` when that is set.
+
+    With ``zero_is_default``, ``0`` (as the volume endpoints take it) means ``default``.
+    """
     text = params.get("limit")
     if text is None:
         return default
@@ -110,6 +115,8 @@ def limit_param(params: Params, *, default: int = 100, maximum: int = 0) -> int:
         raise BadRequestError(
             f"could not parse 'limit' parameter: {text!r} is not an integer"
         ) from exc
+    if limit == 0 and zero_is_default:
+        return default
     if limit <= 0:
         raise BadRequestError("limit must be a positive value")
     if maximum and limit > maximum:
