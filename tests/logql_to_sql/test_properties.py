@@ -13,7 +13,13 @@ from logql_to_sql import ast as a
 from logql_to_sql.parser import parse_expr
 from logql_to_sql.tokens import KEYWORDS
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Derandomized: the same examples on every run, so CI cannot turn red on a new draw.
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 names = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True).filter(lambda n: n not in KEYWORDS)
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=8)
@@ -180,9 +186,15 @@ def test_metric_round_trip(expr: a.Expr) -> None:
 @SETTINGS
 @given(st.one_of(log_queries, metrics))
 def test_pretty_form_shape(expr: a.Expr) -> None:
-    """P is T when T fits in 100 bytes; otherwise it is split over several lines."""
+    """P is T when T fits in 100 bytes; otherwise it is split over several lines.
+
+    Literals and bare selectors are never split, however long (as the reference prints them).
+    """
     text, pretty = L.to_text(expr), L.format_query(expr)
-    if len(text.encode()) <= 100 or isinstance(expr, a.Literal | a.VectorLiteral):
+    unsplittable = isinstance(expr, a.Literal | a.VectorLiteral) or (
+        isinstance(expr, a.LogQuery) and not expr.stages
+    )
+    if len(text.encode()) <= 100 or unsplittable:
         assert pretty == text
     else:
         assert "\n" in pretty
@@ -202,5 +214,5 @@ def test_arbitrary_input_raises_only_logql_errors(text: str) -> None:
         expr = L.parse(text)
     except L.LogQLError:
         return
-    assert L.parse(L.to_text(expr)) is not None or True
+    L.parse(L.to_text(expr))  # the printed form parses again
     L.format_query(expr)
