@@ -10,8 +10,12 @@ import math
 import re
 from datetime import datetime
 
+from logql_to_sql.durations import format_go_duration, parse_go_duration, parse_prom_duration
+
 __all__ = [
     "format_duration",
+    "format_go_duration",
+    "parse_duration_ns",
     "parse_duration_seconds",
     "parse_timestamp_ns",
 ]
@@ -29,43 +33,15 @@ _UNIT_NS = {
     "w": 7 * 86_400_000_000_000,
     "y": 365 * 86_400_000_000_000,
 }
-_PROM_DURATION = re.compile(
-    r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$"
-)
 _PROM_UNITS = ("y", "w", "d", "h", "m", "s", "ms")
-_GO_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
 def parse_duration_ns(text: str) -> int:
-    """Nanoseconds of a Prometheus or Go duration; ValueError when it is neither."""
-    if text in ("0", ""):
-        if text == "0":
-            return 0
-        raise ValueError('time: invalid duration ""')
-    match = _PROM_DURATION.match(text)
-    if match and any(match.groups()):
-        return sum(
-            int(group) * _UNIT_NS[unit]
-            for group, unit in zip(match.groups(), _PROM_UNITS, strict=True)
-            if group
-        )
-    return _parse_go_duration_ns(text)
-
-
-def _parse_go_duration_ns(text: str) -> int:
-    body = text[1:] if text[:1] in "+-" else text
-    sign = -1 if text.startswith("-") else 1
-    pos = 0
-    total = 0.0
-    while pos < len(body):
-        part = _GO_PART.match(body, pos)
-        if part is None:
-            raise ValueError(f'time: invalid duration "{text}"')
-        total += float(part.group(1)) * _UNIT_NS[part.group(2)]
-        pos = part.end()
-    if not body:
-        raise ValueError(f'time: invalid duration "{text}"')
-    return sign * int(total)
+    """Nanoseconds of a Prometheus or Go duration; ValueError (Go's message) when neither."""
+    try:
+        return parse_prom_duration(text)
+    except ValueError:
+        return parse_go_duration(text)
 
 
 def parse_duration_seconds(text: str) -> float:
@@ -126,31 +102,3 @@ def _parse_rfc3339_ns(text: str) -> int:
     base = datetime.fromisoformat(f"{date}T{clock}{zone}")
     nanos = int((fraction or "").ljust(9, "0"))
     return int(base.timestamp()) * 1_000_000_000 + nanos
-
-
-def format_go_duration(ns: int) -> str:
-    """Go's ``time.Duration.String`` text of ``ns`` (``744h0m0s``, ``1m30s``, ``500ms``)."""
-    if ns == 0:
-        return "0s"
-    sign = "-" if ns < 0 else ""
-    ns = abs(ns)
-    if ns < 1_000_000_000:
-        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
-            if ns >= size:
-                return sign + _trim_fraction(ns, size) + unit
-    hours, rest = divmod(ns, 3_600_000_000_000)
-    minutes, rest = divmod(rest, 60_000_000_000)
-    seconds = _trim_fraction(rest, 1_000_000_000) + "s"
-    if hours:
-        return f"{sign}{hours}h{minutes}m{seconds}"
-    if minutes:
-        return f"{sign}{minutes}m{seconds}"
-    return sign + seconds
-
-
-def _trim_fraction(value: int, unit: int) -> str:
-    whole, fraction = divmod(value, unit)
-    if not fraction:
-        return str(whole)
-    digits = str(fraction).rjust(len(str(unit)) - 1, "0").rstrip("0")
-    return f"{whole}.{digits}"
