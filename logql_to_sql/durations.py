@@ -80,44 +80,80 @@ def _ascii_digits(text: str) -> int:
     return i
 
 
+def _time_quote(text: str) -> str:
+    """Quote like Go's ``time`` package in its errors: non-ASCII as ``\\x`` bytes."""
+    out = ['"']
+    for ch in text:
+        if ord(ch) >= 0x80 or ch < " ":
+            out.extend(f"\\x{b:02x}" for b in ch.encode())
+        else:
+            out.append("\\" + ch if ch in '"\\' else ch)
+    return "".join(out) + '"'
+
+
+def _is_digit(ch: str) -> bool:
+    return "0" <= ch <= "9"
+
+
+def _go_duration_term(rest: str, original: str) -> tuple[int, str]:
+    """One ``<number><unit>`` of a Go duration: its nanoseconds and the text after it."""
+    invalid = ValueError("time: invalid duration " + _time_quote(original))
+    if not (rest[0] == "." or _is_digit(rest[0])):
+        raise invalid
+    end = _ascii_digits(rest)
+    whole, rest, pre = int(rest[:end] or "0"), rest[end:], end > 0
+    if whole > 1 << 63:
+        raise invalid
+    frac, scale, post = 0, 1.0, False
+    if rest.startswith("."):
+        end = 1
+        while end < len(rest) and _is_digit(rest[end]):
+            if frac <= (1 << 63) // 10:  # Go drops digits past int64 precision
+                frac, scale = frac * 10 + int(rest[end]), scale * 10
+            end += 1
+        rest, post = rest[end:], end > 1
+    if not pre and not post:
+        raise invalid
+    end = 0
+    while end < len(rest) and rest[end] != "." and not _is_digit(rest[end]):
+        end += 1
+    if end == 0:
+        raise ValueError("time: missing unit in duration " + _time_quote(original))
+    unit = rest[:end]
+    if unit not in _GO_UNITS:
+        raise ValueError(
+            f"time: unknown unit {_time_quote(unit)} in duration {_time_quote(original)}"
+        )
+    mult = _GO_UNITS[unit]
+    if whole > (1 << 63) // mult:
+        raise invalid
+    value = whole * mult + (int(frac * (mult / scale)) if frac else 0)
+    if value > 1 << 63:
+        raise invalid
+    return value, rest[end:]
+
+
 def parse_go_duration(text: str) -> int:
-    """Parse a Go ``time.ParseDuration`` string (``1.5h``, ``-300ms``) into nanoseconds."""
-    invalid = ValueError(f"time: invalid duration {go_quote(text)}")
-    rest, neg = text, False
-    if rest and rest[0] in "+-":
-        neg, rest = rest[0] == "-", rest[1:]
+    """Parse a Go ``time.ParseDuration`` string (``1.5h``, ``-300ms``) into nanoseconds.
+
+    Errors carry Go's messages, quoted as the ``time`` package quotes them.
+    """
+    rest, negative = text, False
+    if rest[:1] in ("-", "+"):
+        negative, rest = rest[0] == "-", rest[1:]
     if rest == "0":
         return 0
     if not rest:
-        raise invalid
+        raise ValueError("time: invalid duration " + _time_quote(text))
     total = 0
     while rest:
-        if not (rest[0] == "." or "0" <= rest[0] <= "9"):
-            raise invalid
-        i = _ascii_digits(rest)
-        whole, rest = rest[:i], rest[i:]
-        frac = ""
-        if rest.startswith("."):
-            j = _ascii_digits(rest[1:])
-            frac, rest = rest[1 : 1 + j], rest[1 + j :]
-        if not whole and not frac:
-            raise invalid
-        j = 0
-        while j < len(rest) and rest[j] != "." and not ("0" <= rest[j] <= "9"):
-            j += 1
-        if j == 0:
-            raise ValueError(f"time: missing unit in duration {go_quote(text)}")
-        unit, rest = rest[:j], rest[j:]
-        if unit not in _GO_UNITS:
-            raise ValueError(f"time: unknown unit {go_quote(unit)} in duration {go_quote(text)}")
-        mult = _GO_UNITS[unit]
-        value = int(whole or "0") * mult
-        if frac:
-            value += int(int(frac) * mult / 10 ** len(frac))
+        value, rest = _go_duration_term(rest, text)
         total += value
-        if total > _MAX_INT64 + (1 if neg else 0):
-            raise invalid
-    return -total if neg else total
+        if total > 1 << 63:
+            raise ValueError("time: invalid duration " + _time_quote(text))
+    if not negative and total > _MAX_INT64:
+        raise ValueError("time: invalid duration " + _time_quote(text))
+    return -total if negative else total
 
 
 def parse_duration(text: str) -> int:

@@ -7,6 +7,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final
 
+from logql_to_sql.durations import parse_go_duration
+
 from .errors import GoError
 from .funcspec import Func
 from .gostrconv import parse_float, parse_int, quote
@@ -202,84 +204,12 @@ def _bytes(text: str) -> float:
     return float(int(value))
 
 
-_UNITS: Final = {
-    "ns": 1,
-    "us": 1000,
-    "µs": 1000,
-    "μs": 1000,
-    "ms": 10**6,
-    "s": 10**9,
-    "m": 60 * 10**9,
-    "h": 3600 * 10**9,
-}
-
-
-def _time_quote(text: str) -> str:
-    out = ['"']
-    for ch in text:
-        if ord(ch) >= 0x80 or ch < " ":
-            out.extend(f"\\x{b:02x}" for b in ch.encode())
-        else:
-            out.append("\\" + ch if ch in '"\\' else ch)
-    return "".join(out) + '"'
-
-
-def _duration_term(rest: str, original: str) -> tuple[int, str]:
-    invalid = GoError("time: invalid duration " + _time_quote(original))
-    if not (rest[0] == "." or (rest[0].isascii() and rest[0].isdigit())):
-        raise invalid
-    end = 0
-    while end < len(rest) and rest[end].isascii() and rest[end].isdigit():
-        end += 1
-    whole, rest, pre = int(rest[:end] or "0"), rest[end:], end > 0
-    if whole > 1 << 63:
-        raise invalid
-    frac, scale, post = 0, 1.0, False
-    if rest.startswith("."):
-        end = 1
-        while end < len(rest) and rest[end].isascii() and rest[end].isdigit():
-            if frac <= (1 << 63) // 10:
-                frac, scale = frac * 10 + int(rest[end]), scale * 10
-            end += 1
-        rest, post = rest[end:], end > 1
-    if not pre and not post:
-        raise invalid
-    end = 0
-    while (
-        end < len(rest) and rest[end] != "." and not (rest[end].isascii() and rest[end].isdigit())
-    ):
-        end += 1
-    if end == 0:
-        raise GoError("time: missing unit in duration " + _time_quote(original))
-    unit = rest[:end]
-    if unit not in _UNITS:
-        raise GoError(f"time: unknown unit {_time_quote(unit)} in duration {_time_quote(original)}")
-    if whole > (1 << 63) // _UNITS[unit]:
-        raise invalid
-    value = whole * _UNITS[unit] + (int(frac * (_UNITS[unit] / scale)) if frac else 0)
-    if value > 1 << 63:
-        raise invalid
-    return value, rest[end:]
-
-
 def parse_duration(text: str) -> int:
     """``time.ParseDuration`` in nanoseconds; raises GoError with Go's message."""
-    rest, negative = text, False
-    if rest[:1] in ("-", "+"):
-        negative, rest = rest[0] == "-", rest[1:]
-    if rest == "0":
-        return 0
-    if not rest:
-        raise GoError("time: invalid duration " + _time_quote(text))
-    total = 0
-    while rest:
-        value, rest = _duration_term(rest, text)
-        total += value
-        if total > 1 << 63:
-            raise GoError("time: invalid duration " + _time_quote(text))
-    if not negative and total > (1 << 63) - 1:
-        raise GoError("time: invalid duration " + _time_quote(text))
-    return -total if negative else total
+    try:
+        return parse_go_duration(text)
+    except ValueError as exc:
+        raise GoError(str(exc)) from None
 
 
 def _duration_seconds(text: str) -> float:
