@@ -95,6 +95,10 @@ def _paths(store: Store, end: int) -> list[str]:
     return store.view(TENANT, START_NS, end).paths
 
 
+_JSON_FIELDS = "['$.level', '$.ts', '$.msg', '$.status', '$.latency_ms', '$.path', '$.trace_id']"
+"""The fields of the corpus's JSON lines (``corpus._line``)."""
+
+
 def log_cases(end: int) -> list[tuple[str, str, str]]:
     """(name, LogQL, equivalent hand-written SQL over read_parquet($files))."""
     order = "ORDER BY ts DESC"
@@ -114,9 +118,11 @@ def log_cases(end: int) -> list[tuple[str, str, str]]:
         (
             "json + numeric filter",
             '{format="json"} | json | status >= 500',
-            "SELECT ts, labels, line, line->>'$.level', line->>'$.msg' FROM read_parquet($files) "
-            "WHERE labels['format'] = 'json' AND TRY_CAST(line->>'$.status' AS DOUBLE) >= 500 "
-            f"{order} LIMIT 100",
+            # Every field of the line, as the LogQL result carries them all as labels,
+            # extracted from the 100 rows kept only.
+            f"SELECT ts, labels, line, line->>{_JSON_FIELDS} FROM (SELECT ts, labels, line "
+            "FROM read_parquet($files) WHERE labels['format'] = 'json' AND "
+            f"TRY_CAST(line->>'$.status' AS DOUBLE) >= 500 {order} LIMIT 100)",
         ),
         (
             "logfmt + line_format",

@@ -222,9 +222,13 @@ def entry_source(
             exp.column("labels", table="streams"),
             *[exp.column(f"sv{i}", table="streams") for i in range(len(stream_values))],
         )
-        .from_("logs")
-        .join(streams.subquery("streams"), on=sql("logs.stream_id = streams.stream_id"))
-        .where(exp.and_(*where, *qualified))
+        .from_("logs", copy=False)
+        .join(
+            streams.subquery("streams", copy=False),
+            on=sql("logs.stream_id = streams.stream_id"),
+            copy=False,
+        )
+        .where(exp.and_(*where, *qualified, copy=False), copy=False)
     )
 
 

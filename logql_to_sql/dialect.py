@@ -69,10 +69,17 @@ def sql(template: str, **values: Value) -> exp.Expr:
     """The fixed fragment ``template`` with each ``:name`` replaced by ``values[name]``."""
     tree = _parsed(template).copy()
     nodes = {name: literal(value) for name, value in values.items()}
+    used: set[str] = set()
 
     def replace(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Column) and not node.table and node.name.startswith(_PREFIX):
-            return nodes[node.name[len(_PREFIX) :]].copy()
+            name = node.name[len(_PREFIX) :]
+            # The caller hands its nodes over: the first mention takes the node itself,
+            # each further mention a copy.
+            if name in used:
+                return nodes[name].copy()
+            used.add(name)
+            return nodes[name]
         return node
 
     return tree.transform(replace, copy=False)

@@ -176,12 +176,10 @@ def _converted(
 ) -> Check:
     conversion = convert(raw)
     compare = _COMPARE[op](this=conversion.value, expression=exp.Literal.number(target))
-    keep = sql(
-        ":raw IS NOT NULL AND (:value IS NULL OR coalesce(:compare, false))",
-        raw=raw.copy(),
-        value=conversion.value.copy(),
-        compare=compare,
-    )
+    # Kept: the comparison holds, or (no comparison) the label is present but failed to
+    # convert. The value is mentioned once on the common path: DuckDB inlines it into
+    # the filter at each mention.
+    keep = sql("coalesce(:compare, :raw IS NOT NULL)", compare=compare, raw=raw.copy())
     failed = sql(":raw IS NOT NULL AND :value IS NULL", raw=raw.copy(), value=conversion.value)
     return Check(
         keep,

@@ -139,9 +139,9 @@ def compile_range_aggregation(
     return RangePlan(
         samples,
         exp.select(sql("'pipeline error'").as_("err"))
-        .from_(entries_name)
-        .where(sql("bad"))
-        .limit(1),
+        .from_(entries_name, copy=False)
+        .where(sql("bad"), copy=False)
+        .limit(1, copy=False),
         partial(error_labels_probe, node, grid),
         (entries_name, partials),
     )
@@ -255,9 +255,9 @@ def _probe(rows: exp.Select) -> exp.Select:
     """One failing entry of ``rows`` (copied: ``rows`` also feeds the samples)."""
     return (
         exp.select(exp.column("err"))
-        .from_(rows.copy().subquery("pipe", copy=False))
-        .where(sql("err IS NOT NULL"))
-        .limit(1)
+        .from_(rows.copy().subquery("pipe", copy=False), copy=False)
+        .where(sql("err IS NOT NULL"), copy=False)
+        .limit(1, copy=False)
     )
 
 
@@ -283,7 +283,8 @@ def _unwrapped(frame: Frame, unwrap: ast.Unwrap, value_of: ValueOf) -> Frame:
         ast.UnwrapConversion.DURATION_SECONDS: seconds_of,
     }[unwrap.conversion](raw.copy())
     converted = frame.next(
-        where=sql(":r IS NOT NULL AND :r <> ''", r=raw.copy()),
+        # One mention of the value: DuckDB inlines it into the filter once per mention.
+        where=sql(":r <> ''", r=raw.copy()),
         extras={"uv": sql("coalesce(:v, 0)", v=conversion.value.copy())},
         err=sql(
             "CASE WHEN :v IS NULL THEN 'SampleExtractionErr' ELSE err END",
@@ -320,8 +321,8 @@ def error_labels_probe(node: ast.RangeAggregation, grid: Grid) -> exp.Select:
             sql("list_sort(map_entries(:m))", m=final_labels()).as_("labels"),
             exp.column("err"),
         )
-        .from_(frame.select.subquery("pipe", copy=False))
-        .where(sql("err IS NOT NULL"))
+        .from_(frame.select.subquery("pipe", copy=False), copy=False)
+        .where(sql("err IS NOT NULL"), copy=False)
         .limit(1)
     )
 
@@ -406,9 +407,9 @@ def _aggregate(
     placed = placed.select(exp.column("err"), copy=False) if shared else placed
     partials = (
         exp.select(*entries.keys, "kmin", "kmax", sql(partial, phi=_phi(node)).as_("p"), *flags)
-        .from_(placed.subquery("placed", copy=False))
-        .where(sql("kmin <= kmax"))
-        .group_by(*entries.keys, "kmin", "kmax")
+        .from_(placed.subquery("placed", copy=False), copy=False)
+        .where(sql("kmin <= kmax"), copy=False)
+        .group_by(*entries.keys, "kmin", "kmax", copy=False)
     )
     if entries.by_stream:
         partials = (
@@ -419,8 +420,8 @@ def _aggregate(
                 "p",
                 *carried,
             )
-            .from_(partials.subquery("by_stream", copy=False))
-            .join("streams", on=sql("by_stream.stream_id = streams.stream_id"))
+            .from_(partials.subquery("by_stream", copy=False), copy=False)
+            .join("streams", on=sql("by_stream.stream_id = streams.stream_id"), copy=False)
         )
     elif entries.labels is not None:
         partials = exp.select(entries.labels.as_("labels"), "kmin", "kmax", "p", *carried).from_(
@@ -439,8 +440,8 @@ def _aggregate(
     if node.op is R.RATE_COUNTER:
         samples = (
             exp.select("labels", "k", value.as_("s"))
-            .from_(spread.subquery("spread"))
-            .group_by("labels", "k")
+            .from_(spread.subquery("spread", copy=False), copy=False)
+            .group_by("labels", "k", copy=False)
         )
         rate = exp.select("labels", "k", _counter_rate(grid, node.range).as_("v")).from_(
             samples.subquery("windows", copy=False)
@@ -448,8 +449,8 @@ def _aggregate(
         return rate, cte
     final_samples = (
         exp.select("labels", "k", sql("CAST(:v AS DOUBLE)", v=value).as_("v"))
-        .from_(spread.subquery("spread"))
-        .group_by("labels", "k")
+        .from_(spread.subquery("spread", copy=False), copy=False)
+        .group_by("labels", "k", copy=False)
     )
     return final_samples, cte
 
