@@ -265,7 +265,8 @@ def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
     for column in parsed:
         index = column[1:]
         changes[f"v{index}"] = sql(
-            "CASE WHEN :w THEN :v WHEN :p IS NOT NULL THEN :p ELSE :v END",
+            # :p mentioned once: a later filter on the label inlines it at each mention.
+            "CASE WHEN :w THEN :v ELSE coalesce(:p, :v) END",
             w=exp.column(f"w{index}"),
             v=exp.column(f"v{index}"),
             p=exp.column(column),
@@ -273,7 +274,7 @@ def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
         changes[f"w{index}"] = sql(
             ":w OR :p IS NOT NULL", w=exp.column(f"w{index}"), p=exp.column(column)
         )
-    changes["err"] = sql("CASE WHEN pq IS NOT NULL THEN pq ELSE err END")
+    changes["err"] = sql("coalesce(pq, err)")
     changes["errd"] = sql("CASE WHEN pq IS NOT NULL THEN pd ELSE errd END")
     return frame.with_changes(changes)
 

@@ -405,12 +405,14 @@ def _aggregate(
     flags = [sql("bool_or(err IS NOT NULL)").as_("bad")] if shared else []
     carried = ["bad"] if shared else []
     placed = placed.select(exp.column("err"), copy=False) if shared else placed
-    partials = (
-        exp.select(*entries.keys, "kmin", "kmax", sql(partial, phi=_phi(node)).as_("p"), *flags)
-        .from_(placed.subquery("placed", copy=False), copy=False)
-        .where(sql("kmin <= kmax"), copy=False)
-        .group_by(*entries.keys, "kmin", "kmax", copy=False)
-    )
+    partials = exp.select(
+        *entries.keys, "kmin", "kmax", sql(partial, phi=_phi(node)).as_("p"), *flags
+    ).from_(placed.subquery("placed", copy=False), copy=False)
+    if node.range.range_ns < grid.step_ns:
+        # Entries between two windows belong to none; with range >= step every entry of
+        # the time window is in at least one.
+        partials = partials.where(sql("kmin <= kmax"), copy=False)
+    partials = partials.group_by(*entries.keys, "kmin", "kmax", copy=False)
     if entries.by_stream:
         partials = (
             exp.select(
