@@ -408,10 +408,10 @@ def _aggregate(
     partials = exp.select(
         *entries.keys, "kmin", "kmax", sql(partial, phi=_phi(node)).as_("p"), *flags
     ).from_(placed.subquery("placed", copy=False), copy=False)
-    if node.range.range_ns < grid.step_ns:
-        # Entries between two windows belong to none; with range >= step every entry of
-        # the time window is in at least one.
-        partials = partials.where(sql("kmin <= kmax"), copy=False)
+    # Entries between two windows (range < step) belong to none. The filter stays when
+    # range >= step, where it always holds: DuckDB then keeps the pipeline's projections
+    # apart instead of merging them into one that parses each line once per use.
+    partials = partials.where(sql("kmin <= kmax"), copy=False)
     partials = partials.group_by(*entries.keys, "kmin", "kmax", copy=False)
     if entries.by_stream:
         partials = (
