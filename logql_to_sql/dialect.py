@@ -17,6 +17,7 @@ from sqlglot import exp
 __all__ = [
     "DIALECT",
     "UDF_IP_MATCH",
+    "UDF_JSON_FIELDS",
     "UDF_TEMPLATE",
     "contains",
     "literal",
@@ -33,6 +34,10 @@ UDF_TEMPLATE = "logql_template"
 
 UDF_IP_MATCH = "logql_ip_match"
 """Engine-provided function: (text, ip pattern) -> whether an IP in text matches."""
+
+UDF_JSON_FIELDS = "logql_json_fields"
+"""Engine-provided function: line -> ``| json``'s flattened fields, LIST(STRUCT(key, value)),
+in line order with duplicates, names sanitised, number text kept (LOGQL.md 5.3)."""
 
 Value = exp.Expr | str | int | float | bool | None | list[str]
 

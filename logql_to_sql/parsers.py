@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from logql_to_sql import ast
-from logql_to_sql.dialect import sql
+from logql_to_sql.dialect import UDF_JSON_FIELDS, sql
 from logql_to_sql.regex import capture_names
 
 __all__ = [
     "IS_OBJECT",
     "IS_OBJECT_SAFE",
     "JSON_DETAILS",
-    "JSON_ENTRIES_MACRO",
     "JSON_SCALAR",
     "Hinted",
     "Parsed",
@@ -33,7 +32,6 @@ __all__ = [
     "logfmt",
     "logfmt_hinted",
     "logfmt_value",
-    "macro_definitions",
     "pattern",
     "pattern_regex",
     "regexp",
@@ -87,72 +85,15 @@ def first_wins(entries: exp.Expr) -> exp.Expr:
     )
 
 
-JSON_ENTRIES_MACRO = "logql_json_entries"
-"""Engine-defined macro: a JSON object line's flattened fields (see ``macro_definitions``)."""
-
-
-def _json_entries_expression() -> exp.Expr:
-    """The fields of ``line``, nested objects flattened with ``_``, names sanitised."""
-    leaf = (
-        "CASE WHEN json_type(:v) IN ('OBJECT', 'ARRAY', 'NULL') THEN NULL "
-        "WHEN json_type(:v) = 'VARCHAR' THEN :v ->> '$' ELSE CAST(:v AS VARCHAR) END"
-    )
-    # json_transform raises on malformed input even in an untaken CASE branch: feed it '{}'.
-    flattened = sql(
-        "list_filter(flatten(list_transform(map_entries(json_transform(CASE WHEN :valid "
-        "THEN line ELSE '{}' END, '\"MAP(VARCHAR, JSON)\"')), e4 -> :one)), "
-        "x -> x.value IS NOT NULL)",
-        valid=sql(IS_OBJECT),
-        one=_nest(leaf),
-    )
-    return sql(
-        "list_transform(:flat, x -> {'key': :name, 'value': x.value})",
-        flat=flattened,
-        name=sanitize_sql(exp.column("key", table="x")),
-    )
-
-
-def macro_definitions() -> list[str]:
-    """``CREATE MACRO`` statements the engine runs once per database.
-
-    The flattening of ``| json`` is a large expression; as a macro it is compiled once
-    instead of being rebuilt (and copied) into every query's tree.
-    """
-    body = _json_entries_expression().sql(dialect="duckdb")
-    return [f"CREATE OR REPLACE MACRO {JSON_ENTRIES_MACRO}(line) AS {body}"]
-
-
 def json_all() -> Parsed:
-    """``| json``: every scalar field, nested objects flattened with ``_`` (four levels)."""
+    """``| json``: every scalar field, nested objects flattened with ``_``, by the engine's
+    ``UDF_JSON_FIELDS`` (DuckDB's JSON functions lose number text and duplicate keys)."""
     valid = sql(IS_OBJECT)
-    entries = exp.Anonymous(this=JSON_ENTRIES_MACRO, expressions=[exp.column("line")])
+    entries = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line")])
     return Parsed(
         entries,
         sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
         sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
-    )
-
-
-def _nest(leaf: str, depth: int = 4) -> exp.Expr:
-    """Entries of one JSON member ``e<depth>``, descending into objects ``depth`` levels."""
-    e, x = f"e{depth}", f"x{depth}"
-    scalar = "[{'key': " + e + ".key, 'value': " + leaf.replace(":v", f"{e}.value") + "}]"
-    if depth == 0:
-        return sql(scalar)
-    below = f"e{depth - 1}"
-    members = sql(
-        "flatten(list_transform(map_entries(json_transform(" + e + ".value, "
-        "'\"MAP(VARCHAR, JSON)\"')), " + below + " -> :inner))",
-        inner=_nest(leaf, depth - 1),
-    )
-    prefixed = sql(
-        "list_transform(:members, " + x + " -> {'key': " + e + ".key || '_' || " + x + ".key, "
-        "'value': " + x + ".value})",
-        members=members,
-    )
-    return sql(
-        "CASE WHEN json_type(" + e + ".value) = 'OBJECT' THEN :prefixed ELSE " + scalar + " END",
-        prefixed=prefixed,
     )
 
 

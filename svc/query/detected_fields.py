@@ -25,9 +25,10 @@ from logql_to_sql import ast
 from logql_to_sql.compiler import Direction, compile_log_query
 from logql_to_sql.dialect import DIALECT
 from logql_to_sql.durations import parse_go_duration, parse_humanize_bytes
-from logql_to_sql.parsers import json_all, logfmt, macro_definitions, sanitize
+from logql_to_sql.parsers import json_all, logfmt, sanitize
 from svc.ingest.labels import label_key
 from svc.query.engine import QueryEngine, ScanStats
+from svc.query.udfs import register_udfs
 
 __all__ = [
     "DetectedField",
@@ -290,8 +291,7 @@ def _parse_lines(entries: list[Entry]) -> None:
         return
     lines = pa.table({"i": range(len(entries)), "line": [e.line for e in entries]})
     with duckdb.connect() as connection:
-        for statement in macro_definitions():
-            connection.execute(statement)
+        register_udfs(connection)
         connection.register("lines", lines)
         rows = connection.sql(_line_parsers_sql()).fetchall()
     for entry, (_, json_fields, json_error, logfmt_fields) in zip(entries, rows, strict=True):

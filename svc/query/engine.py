@@ -19,7 +19,6 @@ from sqlglot import exp
 
 from logql_to_sql.compiler import LogQueryPlan
 from logql_to_sql.dialect import DIALECT
-from logql_to_sql.parsers import macro_definitions
 from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import GatewayTimeoutError
 from svc.query.tenants import MultiView, tenants_view
@@ -73,8 +72,6 @@ class QueryEngine:
         self.timeout_seconds = timeout_seconds
         self._db = duckdb.connect(config={"threads": threads})
         register_udfs(self._db)
-        for statement in macro_definitions():
-            self._db.execute(statement)
         self._names = itertools.count()
         self._lock = threading.Lock()
 

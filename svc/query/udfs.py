@@ -2,7 +2,8 @@
 
 ``logql_ip_match(text, pattern)``: whether an IP address found in ``text`` lies in
 ``pattern`` (one address, a CIDR or an ``a-b`` range), as the ``ip()`` filters scan
-(LOGQL.md 5.2). ``logql_template(template, kind, labels, line, ts)``: a Go template's
+(LOGQL.md 5.2). ``logql_json_fields(line)``: ``| json``'s fields (``json_fields``).
+``logql_template(template, kind, labels, line, ts)``: a Go template's
 output or error, for ``line_format`` and ``label_format``.
 """
 
@@ -18,7 +19,8 @@ import duckdb
 import pyarrow as pa
 from duckdb.func import FunctionNullHandling, PythonUDFType
 
-from logql_to_sql.dialect import UDF_IP_MATCH, UDF_TEMPLATE
+from logql_to_sql.dialect import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_TEMPLATE
+from svc.query.json_fields import json_fields_batch
 from svc.query.templates import Template, TemplateError, parse_template, render_batch
 
 __all__ = ["find_addresses", "ip_predicate", "register_udfs"]
@@ -105,6 +107,17 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
         "BOOLEAN",
         type=PythonUDFType.ARROW,
         null_handling=FunctionNullHandling.SPECIAL,
+    )
+    connection.create_function(
+        UDF_JSON_FIELDS,
+        json_fields_batch,
+        ["VARCHAR"],
+        "STRUCT(key VARCHAR, value VARCHAR)[]",
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
+        # Volatile to DuckDB: it then computes the fields once where the SQL does, instead
+        # of inlining the call into each later use when it merges projections.
+        side_effects=True,
     )
     connection.create_function(
         UDF_TEMPLATE,
