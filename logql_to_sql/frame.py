@@ -52,9 +52,12 @@ class Frame:
     ) -> Frame:
         """``next`` with the replaced columns given as a mapping."""
         alias = f"f{self.depth}"
-        columns = [changes.get(name, exp.column(name)).as_(name) for name in self.columns]
+        # The stage hands its expressions over: aliased in place, not copied.
+        columns = [
+            changes.get(name, exp.column(name)).as_(name, copy=False) for name in self.columns
+        ]
         added = extras or {}
-        columns += [value.as_(name) for name, value in added.items()]
+        columns += [value.as_(name, copy=False) for name, value in added.items()]
         # Frames only ever grow: wrap the previous SELECT in place instead of copying the
         # whole nested tree at every stage (which made compiling quadratic).
         select = exp.select(*columns, copy=False).from_(
