@@ -128,20 +128,12 @@ class QueryEngine:
     def execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
         """Bind ``logs``/``streams`` to the view, run, return the Arrow result.
 
-        ``select`` is a compiled tree, or its rendered text (a cached plan): text gets the
-        two relations as leading common table expressions instead.
+        ``select`` is a compiled tree or its rendered text (a cached plan).
         """
         started = time.perf_counter()
         cursor = self._db.cursor()
         try:
-            if isinstance(select, str):
-                logs, streams_name = self._relations(view, cursor)
-                sql = (
-                    f"WITH logs AS NOT MATERIALIZED ({logs.sql(dialect=DIALECT)}), "
-                    f"streams AS NOT MATERIALIZED (SELECT * FROM {streams_name}) {select}"
-                )
-            else:
-                sql = self._bind(select, view, cursor).sql(dialect=DIALECT)
+            sql = self.bound_sql(select, view, cursor)
             timer = threading.Timer(self.timeout_seconds, cursor.interrupt)
             timer.start()
             try:
@@ -158,20 +150,20 @@ class QueryEngine:
         stats.exec_seconds += time.perf_counter() - started
         return result
 
-    def _bind(
-        self, select: exp.Select, view: AnyView, cursor: duckdb.DuckDBPyConnection
-    ) -> exp.Expr:
+    def bound_sql(
+        self, select: exp.Select | str, view: AnyView, cursor: duckdb.DuckDBPyConnection
+    ) -> str:
+        """The query's text with ``logs`` and ``streams`` defined as leading common table
+        expressions over the view (inlined by DuckDB, as subqueries would be)."""
+        text = select if isinstance(select, str) else select.sql(dialect=DIALECT)
         logs, streams_name = self._relations(view, cursor)
-
-        def replace(node: exp.Expr) -> exp.Expr:
-            if isinstance(node, exp.Table) and not node.args.get("db"):
-                if node.name == "logs":
-                    return exp.Subquery(this=logs.copy(), alias=exp.TableAlias(this="logs"))
-                if node.name == "streams":
-                    return exp.Table(this=exp.to_identifier(streams_name), alias="streams")
-            return node
-
-        return select.transform(replace)
+        relations = (
+            f"logs AS NOT MATERIALIZED ({logs.sql(dialect=DIALECT)}), "
+            f"streams AS NOT MATERIALIZED (SELECT * FROM {streams_name})"
+        )
+        if text[:5].upper() == "WITH ":  # the query's own expressions join the list
+            return f"WITH {relations}, {text[5:]}"
+        return f"WITH {relations} {text}"
 
     def _relations(self, view: AnyView, cursor: duckdb.DuckDBPyConnection) -> tuple[exp.Query, str]:
         """The view's rows as one query, and the registered name of its stream table."""
