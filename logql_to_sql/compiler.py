@@ -177,11 +177,13 @@ def _deduplicated(
     return distinct.limit(limit, copy=False)
 
 
-def time_range(start_ns: int, end_ns: int) -> list[exp.Expr]:
+def time_range(start_ns: int | exp.Expr, end_ns: int | exp.Expr) -> list[exp.Expr]:
     """``start_ns <= ts < end_ns``."""
+    low = exp.Literal.number(start_ns) if isinstance(start_ns, int) else start_ns
+    high = exp.Literal.number(end_ns) if isinstance(end_ns, int) else end_ns
     return [
-        exp.GTE(this=exp.column("ts"), expression=exp.Literal.number(start_ns)),
-        exp.LT(this=exp.column("ts"), expression=exp.Literal.number(end_ns)),
+        exp.GTE(this=exp.column("ts"), expression=low),
+        exp.LT(this=exp.column("ts"), expression=high),
     ]
 
 

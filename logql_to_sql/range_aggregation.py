@@ -70,6 +70,14 @@ class Grid:
         """The last evaluation time."""
         return self.start_ns + (self.steps - 1) * self.step_ns
 
+    def start_plus(self, delta_ns: int) -> exp.Expr:
+        """``start + delta`` as SQL arithmetic, which DuckDB folds: the start stays one
+        literal in the text, so a plan compiled once can be reused with another start."""
+        start = exp.Literal.number(self.start_ns)
+        if delta_ns < 0:
+            return exp.paren(exp.Sub(this=start, expression=exp.Literal.number(-delta_ns)))
+        return exp.paren(exp.Add(this=start, expression=exp.Literal.number(delta_ns)))
+
 
 @dataclass(frozen=True)
 class RangePlan:
@@ -110,9 +118,7 @@ def compile_range_aggregation(
     """
     group = grouping or node.grouping
     log_range = node.range
-    lo = grid.start_ns - log_range.range_ns - log_range.offset_ns
-    hi = grid.end_ns - log_range.offset_ns
-    time_window = [*time_range(lo + 1, hi + 1)]
+    time_window = _time_window(grid, log_range)
     leading, rest = split_leading_line_filters(log_range.stages)
     line_filters = [line_filter_condition(s, exp.column("line")) for s in leading]
     if not rest and log_range.unwrap is None:
@@ -310,9 +316,7 @@ def _unwrapped(frame: Frame, unwrap: ast.Unwrap, value_of: ValueOf) -> Frame:
 def error_labels_probe(node: ast.RangeAggregation, grid: Grid) -> exp.Select:
     """The full labels and error of one failing entry, for the error message."""
     log_range = node.range
-    lo = grid.start_ns - log_range.range_ns - log_range.offset_ns
-    hi = grid.end_ns - log_range.offset_ns
-    source = entry_source(log_range.selector.matchers, time_range(lo + 1, hi + 1))
+    source = entry_source(log_range.selector.matchers, _time_window(grid, log_range))
     frame = compile_pipeline(source, hoist_line_filters(log_range.stages), None)
     if log_range.unwrap is not None:
         frame = _unwrapped(frame, log_range.unwrap, label_value)
@@ -328,19 +332,28 @@ def error_labels_probe(node: ast.RangeAggregation, grid: Grid) -> exp.Select:
 
 
 def _bounds(grid: Grid, log_range: ast.LogRange) -> tuple[exp.Expr, exp.Expr]:
-    base = grid.start_ns - log_range.offset_ns
     kmin = sql(
         "greatest(CAST(ceil(CAST(ts - :b AS DOUBLE) / :s) AS BIGINT), 0)",
-        b=base,
+        b=grid.start_plus(-log_range.offset_ns),
         s=grid.step_ns,
     )
     kmax = sql(
         "least(CAST(ceil(CAST(ts - :b AS DOUBLE) / :s) AS BIGINT) - 1, :last)",
-        b=base - log_range.range_ns,
+        b=grid.start_plus(-log_range.offset_ns - log_range.range_ns),
         s=grid.step_ns,
         last=grid.steps - 1,
     )
     return kmin, kmax
+
+
+def _time_window(grid: Grid, log_range: ast.LogRange) -> list[exp.Expr]:
+    """Entries any window of the grid can hold: ``(start - range, end]``, shifted by the
+    offset."""
+    last = (grid.steps - 1) * grid.step_ns
+    return time_range(
+        grid.start_plus(1 - log_range.range_ns - log_range.offset_ns),
+        grid.start_plus(last + 1 - log_range.offset_ns),
+    )
 
 
 _PARTIALS: dict[ast.RangeOp, tuple[str, str]] = {

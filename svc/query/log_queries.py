@@ -11,6 +11,7 @@ import pyarrow as pa
 from logql_to_sql import ast
 from logql_to_sql.compiler import Direction, LogQueryPlan, compile_log_query
 from svc.query.engine import QueryEngine, ScanStats
+from svc.query.plan_cache import END, START, mentions_stand_in, with_range
 from svc.query.streams import ResultStream, group_streams
 from svc.query.tenants import MultiView
 
@@ -49,8 +50,7 @@ def run_log_query(
         )
         text = plan.sql()
     else:
-        text = text.replace(str(_START), str(request.start_ns))
-        text = text.replace(str(_END), str(request.end_ns))
+        text = with_range(text, request.start_ns, request.end_ns)
     rows, view, stats = engine.run_log_query(tenants, plan, request.start_ns, request.end_ns, text)
     if request.interval_ns:
         rows = sample_interval(rows, request.interval_ns, request.limit)
@@ -65,18 +65,13 @@ def run_log_query(
     return streams, stats
 
 
-# Stand-ins for the time range while a plan is compiled once per query shape; each run
-# puts its own range into the rendered text (dashboards repeat the same queries).
-_START = 9_111_111_111_111_111_111
-_END = 9_122_222_222_222_222_222
-
-
 @lru_cache(maxsize=256)
 def _cached_plan(
     query: ast.LogQuery, limit: int | None, direction: Direction
 ) -> tuple[LogQueryPlan, str | None]:
-    plan = compile_log_query(query, start_ns=_START, end_ns=_END, limit=limit, direction=direction)
-    if str(_START) in repr(query) or str(_END) in repr(query):
+    """The plan compiled with the stand-in range and its text (None: not reusable)."""
+    plan = compile_log_query(query, start_ns=START, end_ns=END, limit=limit, direction=direction)
+    if mentions_stand_in(query):
         return plan, None
     return plan, plan.sql()
 

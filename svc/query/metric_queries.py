@@ -9,17 +9,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from sqlglot import exp
 
 from logql_to_sql import ast
-from logql_to_sql.metrics import compile_metric_query
+from logql_to_sql.dialect import DIALECT
+from logql_to_sql.metrics import MetricPlan, compile_metric_query
 from logql_to_sql.range_aggregation import Grid
 from svc.errors import BadRequestError
 from svc.ingest.labels import label_key
 from svc.query.engine import QueryEngine, ScanStats
+from svc.query.plan_cache import START, mentions_stand_in, with_range
 
 __all__ = [
     "MetricResult",
@@ -74,7 +78,7 @@ def run_metric_query(
     instant: bool,
 ) -> tuple[MetricResult, ScanStats]:
     """Evaluate ``expr`` on ``grid`` for ``tenant``; raise 400 on pipeline errors."""
-    plan = compile_metric_query(expr, grid)
+    plan = _plan(expr, grid)
     lookback = _max_lookback(expr)
     tenants = (tenant,) if isinstance(tenant, str) else tenant
     view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1)
@@ -82,28 +86,67 @@ def run_metric_query(
     _count_scan(stats, view)
     if not instant and _uses_approx_topk(expr):
         raise BadRequestError("count min sketches are only supported on instant queries")
+
+    def run(text: str) -> pa.Table:
+        return engine.execute(with_range(text, grid.start_ns), view, stats)
+
     for check, message in plan.checks:
-        if engine.execute(check, view, stats).num_rows:
+        if run(check).num_rows:
             raise BadRequestError(message)
     for probe, labels_probe in plan.error_probes:
-        if engine.execute(probe, view, stats).num_rows:
-            raise BadRequestError(_pipeline_error(engine.execute(labels_probe, view, stats)))
-    table = engine.execute(plan.select, view, stats)
+        if run(probe).num_rows:
+            raise BadRequestError(_pipeline_error(run(labels_probe)))
+    table = run(plan.select)
     if "error" in table.column_names:
         failed = table.filter(pc.is_valid(table["error"]))
         if failed.num_rows:
-            for build_labels_probe in plan.error_labels:
-                found = engine.execute(build_labels_probe(), view, stats)
+            for build_labels_probe in plan.source.error_labels:
+                found = run(build_labels_probe().sql(dialect=DIALECT))
                 if found.num_rows:
                     raise BadRequestError(_pipeline_error(found))
             raise BadRequestError(f"pipeline error: '{failed['error'][0].as_py()}'")
         table = table.filter(pc.is_null(table["error"]))
-    series = _series(table, plan.order)
+    series = _series(table, plan.source.order)
     count = sum(len(s.points) for s in series) if instant else len(series)
     if count > max_series:
         raise BadRequestError(MAX_SERIES_MESSAGE.format(n=max_series))
     stats.returned = sum(len(s.points) for s in series)
-    return MetricResult(grid, series, plan.scalar, plan.order), stats
+    return MetricResult(grid, series, plan.source.scalar, plan.source.order), stats
+
+
+@dataclass(frozen=True)
+class _RenderedPlan:
+    """A metric plan's queries as text, the grid start a stand-in unless it is real."""
+
+    source: MetricPlan
+    select: str
+    checks: tuple[tuple[str, str], ...]
+    error_probes: tuple[tuple[str, str], ...]
+
+
+def _plan(expr: ast.MetricExpr, grid: Grid) -> _RenderedPlan:
+    """The rendered plan of ``expr`` on ``grid``: compiled once per expression, step and
+    number of steps, with the start put in by ``with_range`` at each run."""
+    if mentions_stand_in(expr):
+        return _rendered(compile_metric_query(expr, grid))
+    return _cached_plan(expr, grid.step_ns, grid.steps)
+
+
+@lru_cache(maxsize=256)
+def _cached_plan(expr: ast.MetricExpr, step_ns: int, steps: int) -> _RenderedPlan:
+    return _rendered(compile_metric_query(expr, Grid(START, step_ns, steps)))
+
+
+def _rendered(plan: MetricPlan) -> _RenderedPlan:
+    def text(select: exp.Select) -> str:
+        return select.sql(dialect=DIALECT)
+
+    return _RenderedPlan(
+        plan,
+        text(plan.select),
+        tuple((text(check), message) for check, message in plan.checks),
+        tuple((text(probe), text(labels)) for probe, labels in plan.error_probes),
+    )
 
 
 def _uses_approx_topk(expr: ast.Expr) -> bool:

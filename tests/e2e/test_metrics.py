@@ -238,6 +238,16 @@ def test_range_queries(
     assert [(r["metric"], r["values"]) for r in result["result"]] == expected
 
 
+def test_same_shape_over_another_range(server: Server, data: str) -> None:
+    """A plan compiled once per (query, step, steps) answers each range with its own start;
+    entries of {a="b"} are at 20, 40, 60 and 80 s."""
+    query = 'count_over_time({a="b"}[1m])'
+    later = _range(server, data, query, "60", "100", "20")["result"]
+    earlier = _range(server, data, query, "20", "60", "20")["result"]
+    assert later == [{"metric": {"a": "b"}, "values": [[60, "3"], [80, "3"], [100, "2"]]}]
+    assert earlier == [{"metric": {"a": "b"}, "values": [[20, "1"], [40, "2"], [60, "3"]]}]
+
+
 def test_pipeline_error_fails_the_query(server: Server, data: str) -> None:
     with server.client(data) as client:
         response = client.get(
