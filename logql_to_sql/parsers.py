@@ -141,10 +141,14 @@ _LOGFMT_PAIR = r'([^="\x00-\x20]+)(=("(?:[^"\\]|\\.)*"|[^="\x00-\x20]*))?'
 
 
 def logfmt_value(raw: exp.Expr) -> exp.Expr:
+    """A logfmt value as text: a quoted one unescaped. Its escapes are JSON's (``\\uXXXX``
+    included), which DuckDB decodes; a quoted value JSON rejects (a raw control character,
+    ``\\'``) has ``\\"``, ``\\n``, ``\\t`` and ``\\\\`` replaced instead."""
     return sql(
-        "CASE WHEN starts_with(:r, '\"') THEN replace(replace(replace(replace("
+        "CASE WHEN starts_with(:r, '\"') THEN coalesce(TRY(json_extract_string(:r, '$')), "
+        "replace(replace(replace(replace("
         "substr(:r, 2, length(:r) - 2), '\\\"', '\"'), '\\n', chr(10)), '\\t', chr(9)), "
-        "'\\\\', '\\') ELSE :r END",
+        "'\\\\', '\\')) ELSE :r END",
         r=raw,
     )
 

@@ -352,9 +352,6 @@ JSON_READER = pytest.mark.xfail(
     reason="known limitation of `| json` with paths (DuckDB's JSON functions): a malformed "
     "object is rejected as a whole, and arrays come back re-serialised",
 )
-LOGFMT_UNICODE_ESCAPES = pytest.mark.xfail(
-    strict=True, reason="known limitation: \\u escapes in quoted logfmt values are not decoded"
-)
 
 JSON_CASES = [
     pytest.param(
@@ -478,6 +475,7 @@ LG: dict[int, Line] = {
     3: r'q="a\"b" w=c"d e=5',
     4: "lvl=error status=500 other=x",
     5: r'k bare=v esc="t\tab\u00e9"',
+    6: r'back="a\\nb" slash="x\/y" squote="it\'s"',
 }
 RX_S = {"app": "rx"}
 RX: dict[int, Line] = {
@@ -558,14 +556,19 @@ LOGFMT = [
         5,
         {"bare": "v", "esc": "t\tabé"},
         "bare-key-dropped-escapes",
-        marks=LOGFMT_UNICODE_ESCAPES,
+    ),
+    _lg(
+        '|= "back=" | logfmt',
+        6,
+        # An escaped backslash before n stays a backslash and an n; \' is not a JSON escape.
+        {"back": "a\\nb", "slash": "x/y", "squote": "it\\'s"},
+        "escaped-backslash-and-slash",
     ),
     _lg(
         '|= "bare" | logfmt --keep-empty',
         5,
         {"k": "", "bare": "v", "esc": "t\tabé"},
         "bare-key-kept",
-        marks=LOGFMT_UNICODE_ESCAPES,
     ),
 ]
 
