@@ -64,6 +64,10 @@ class LogQueryPlan:
     labels_final: bool
     limit: int | None = None
     backward: bool = True
+    margin: int = 2
+    """With a limit, rows also carry ``candidates``: how many entries were read before
+    duplicates were removed, at most ``margin * limit``. Fewer rows than the limit with
+    all of them read means duplicates used up the margin: run again with a larger one."""
 
     def sql(self) -> str:
         """The query text in DuckDB's dialect."""
@@ -77,6 +81,7 @@ def compile_log_query(
     end_ns: int,
     limit: int | None,
     direction: Direction,
+    margin: int = 2,
 ) -> LogQueryPlan:
     """Compile a log query to an ordered, limited SELECT (see ``LogQueryPlan``)."""
     leading, rest = split_leading_line_filters(query.stages)
@@ -103,10 +108,11 @@ def compile_log_query(
             .order_by(order[0].copy())
         )
         return LogQueryPlan(
-            _deduplicated(candidates, limit, order),
+            _deduplicated(candidates, limit, order, margin),
             False,
             limit,
             direction is Direction.BACKWARD,
+            margin,
         )
     first = filtering_pipeline(
         query.selector.matchers, [*time_range(start_ns, end_ns), *line_filters], rest
@@ -121,7 +127,7 @@ def compile_log_query(
         .from_(first.select.subquery("p1", copy=False), copy=False)
         .order_by(order[0].copy())
     )
-    survivors = _deduplicated(survivors, limit, order)
+    survivors = _deduplicated(survivors, limit, order, margin)
     second_source = (
         exp.select(
             exp.column("ts", table="p2"),
@@ -130,33 +136,39 @@ def compile_log_query(
             exp.column("metadata", table="p2"),
             exp.column("labels", table="streams"),
         )
-        .from_(survivors.subquery("p2", copy=False), copy=False)
-        .join("streams", on=sql("p2.stream_id = streams.stream_id"))
+        .from_("p2", copy=False)
+        .join("streams", on=sql("p2.stream_id = streams.stream_id"), copy=False)
     )
     second = compile_pipeline(second_source, rest, wanted=None)
+    columns: list[exp.Expr] = [
+        exp.column("ts"),
+        exp.column("stream_id"),
+        exp.column("line"),
+        final_labels().as_("labels"),
+        exp.column("md0").as_("metadata"),
+    ]
+    if limit is not None:
+        columns.append(sql("(SELECT max(candidates) FROM p2)").as_("candidates"))
     select = (
-        exp.select(
-            "ts",
-            "stream_id",
-            "line",
-            final_labels().as_("labels"),
-            exp.column("md0").as_("metadata"),
-        )
+        exp.select(*columns)
         .from_(second.select.subquery("p3", copy=False), copy=False)
-        .order_by(*[o.copy() for o in order])
+        .order_by(*[o.copy() for o in order], copy=False)
+        # The survivors are few: computed once, read by the pipeline and the count.
+        .with_("p2", as_=survivors, materialized=True, copy=False)
     )
-    return LogQueryPlan(select, True, limit, direction is Direction.BACKWARD)
+    return LogQueryPlan(select, True, limit, direction is Direction.BACKWARD, margin)
 
 
 def _deduplicated(
-    candidates: exp.Select, limit: int | None, order: list[exp.Ordered]
+    candidates: exp.Select, limit: int | None, order: list[exp.Ordered], margin: int = 2
 ) -> exp.Select:
     """Entries identical in time, line and metadata within a stream count once.
 
     The scan ordered by time and limited comes first, with room for duplicates and ties
-    (twice the limit); the DISTINCT and the full order (time, then line) come after it. A
-    DISTINCT below the limit would stop DuckDB from pushing the running top-N threshold
-    into the scan, which is what makes limited queries cheap.
+    (``margin`` times the limit); the DISTINCT and the full order (time, then line) come
+    after it, with the number of entries read as ``candidates``. A DISTINCT below the limit
+    would stop DuckDB from pushing the running top-N threshold into the scan, which is what
+    makes limited queries cheap.
     """
     if limit is None:
         return (
@@ -166,10 +178,10 @@ def _deduplicated(
             .order_by(*[o.copy() for o in order], copy=False)
         )
     distinct = (
-        exp.select("*")
+        exp.select("*", sql("count(*) OVER ()").as_("candidates"))
         .distinct()
         .from_(
-            candidates.limit(2 * limit, copy=False).subquery("candidates", copy=False),
+            candidates.limit(margin * limit, copy=False).subquery("candidates", copy=False),
             copy=False,
         )
         .order_by(*[o.copy() for o in order], copy=False)

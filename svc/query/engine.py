@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from logql_to_sql.compiler import LogQueryPlan
@@ -54,6 +55,9 @@ class ScanStats:
     queue_seconds: float = 0.0
     returned: int = 0
     extra: dict[str, int] = field(default_factory=dict)
+    margin_exhausted: bool = False
+    """A limited log query read all the entries its plan allows (``LogQueryPlan.margin``)
+    and still found fewer distinct ones than the limit: a larger margin may find more."""
 
 
 class QueryEngine:
@@ -99,7 +103,7 @@ class QueryEngine:
         stats = ScanStats()
         if plan.limit is None or isinstance(view, MultiView):
             _add_scan(stats, view.files, view.head_tables)
-            table = self.execute(text or plan.select, view, stats)
+            table = self._limited_rows(plan, self.execute(text or plan.select, view, stats), stats)
             stats.returned = table.num_rows
             return table, view, stats
         files = sorted(
@@ -112,7 +116,7 @@ class QueryEngine:
             group, files = _next_group(files, self.scan_group_rows)
             part = StoreView(view.lake_root, group, heads, view.streams)
             _add_scan(stats, group, heads)
-            rows = self.execute(text or plan.select, part, stats)
+            rows = self._limited_rows(plan, self.execute(text or plan.select, part, stats), stats)
             found = rows if found is None else _top(found, rows, plan.limit, plan.backward)
             heads = []
             if found.num_rows >= plan.limit:
@@ -124,6 +128,17 @@ class QueryEngine:
                 break
         stats.returned = found.num_rows
         return found, view, stats
+
+    @staticmethod
+    def _limited_rows(plan: LogQueryPlan, rows: pa.Table, stats: ScanStats) -> pa.Table:
+        """``rows`` without the ``candidates`` count, noting in ``stats`` whether the
+        duplicates used up the plan's margin."""
+        if "candidates" not in rows.column_names:
+            return rows
+        if plan.limit is not None and 0 < rows.num_rows < plan.limit:
+            read = pc.max(rows["candidates"]).as_py()
+            stats.margin_exhausted |= read is not None and read >= plan.margin * plan.limit
+        return rows.drop_columns(["candidates"])
 
     def execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
         """Bind ``logs``/``streams`` to the view, run, return the Arrow result.

@@ -111,6 +111,23 @@ def test_limit_direction_and_window(server: Server, tenant: str) -> None:
     assert lines(window) == ["line 2", "line 3"]  # start inclusive, end exclusive
 
 
+@pytest.mark.parametrize("pipeline", ["", " | logfmt", ' |= "n=" | logfmt | n >= 0'])
+def test_a_batch_pushed_three_times_fills_the_page_once(
+    server: Server, tenant: str, pipeline: str
+) -> None:
+    """A client retrying a whole batch stores each entry three times; a page still holds
+    `limit` distinct entries, however many copies precede them."""
+    entries = [(BASE + i * 10**9, f"n={i}") for i in range(10)]
+    selector = '{app="retried"}'
+    with server.client(tenant) as client:
+        for _ in range(3):
+            assert push(client, [({"app": "retried"}, entries)]).status_code == 204
+        data = query_range(client, selector + pipeline, limit=5, **WINDOW)
+    # The parsers put each entry in its own stream: compare the entries, newest first.
+    found = sorted((v for _, vs in stream_values(data) for v in vs), reverse=True)
+    assert found == [[str(ts), line] for ts, line in reversed(entries[5:])]
+
+
 def test_timestamp_forms_of_start_and_end(server: Server, tenant: str) -> None:
     with server.client(tenant) as client:
         push(client, [({"app": "t"}, [(BASE, "x")])])
