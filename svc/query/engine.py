@@ -154,7 +154,8 @@ class QueryEngine:
             try:
                 # A statement run directly: ``cursor.sql`` would bind it once more to
                 # describe a relation first (about 8 ms on a pipeline's SQL). The copy the
-                # warning mentions is of the result rows, which are few here.
+                # warning mentions is of the result rows only: small for limited log
+                # queries and aggregated samples, linear in the rows for the others.
                 result = cursor.execute(sql).to_arrow_table()
             except duckdb.InterruptException as exc:
                 raise GatewayTimeoutError(_TIMEOUT_MESSAGE) from exc
