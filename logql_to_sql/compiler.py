@@ -26,7 +26,7 @@ from sqlglot import exp
 from logql_to_sql import ast
 from logql_to_sql.columnar import columnar_pipeline, columnar_supported, stream_lookups
 from logql_to_sql.dialect import DIALECT, regex_full_match, sql
-from logql_to_sql.frame import Frame, base_frame
+from logql_to_sql.frame import Frame, base_frame, with_entries
 from logql_to_sql.hints import Needed, needed_after, stage_reads
 from logql_to_sql.rewrites import split_leading_line_filters
 from logql_to_sql.stages import StageCompiler, line_filter_condition
@@ -288,11 +288,13 @@ def compile_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...], wanted: 
 
 def final_labels() -> exp.Expr:
     """An entry's result labels: the label map plus the error labels that are set."""
+    errors = sql(
+        "list_filter([{'key': '__error__', 'value': err}, "
+        "{'key': '__error_details__', 'value': errd}], e -> e.value IS NOT NULL AND e.value <> '')"
+    )
     return sql(
-        "map_concat(lbl, map_from_entries(list_filter(["
-        "{'key': '__error__', 'value': err}, "
-        "{'key': '__error_details__', 'value': CASE WHEN err IS NULL THEN NULL ELSE errd END}"
-        "], e -> e.value IS NOT NULL AND e.value <> '')))"
+        "CASE WHEN err IS NULL THEN lbl ELSE :with_errors END",
+        with_errors=with_entries(exp.column("lbl"), errors),
     )
 
 

@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from logql_to_sql.dialect import sql
 
-__all__ = ["COLUMNS", "Frame", "base_frame"]
+__all__ = ["COLUMNS", "Frame", "base_frame", "with_entries"]
 
 COLUMNS = ("ts", "stream_id", "line", "lbl", "base", "pn", "err", "errd", "line0", "md0")
 
@@ -72,6 +72,19 @@ class Frame:
         return self.next(where=condition)
 
 
+def with_entries(labels: exp.Expr, entries: exp.Expr) -> exp.Expr:
+    """The label map ``labels`` with ``entries`` (a list of unique keys) set: what
+    ``map_concat(labels, map_from_entries(entries))`` gives, built as one list, which
+    DuckDB does about twice as fast (map_concat costs some 4 us a row)."""
+    return sql(
+        "CASE WHEN len(:p) = 0 THEN :m ELSE map_from_entries(list_concat(list_filter("
+        "map_entries(:m), e -> NOT list_contains(list_transform(:p, y -> y.key), e.key)), :p)) "
+        "END",
+        m=labels,
+        p=entries,
+    )
+
+
 def base_frame(source: exp.Select) -> Frame:
     """The first frame, over ``source`` rows (ts, stream_id, line, metadata, labels).
 
@@ -81,11 +94,14 @@ def base_frame(source: exp.Select) -> Frame:
     becomes ``<key>_extracted``.
     """
     renamed = sql(
-        "CASE WHEN metadata IS NULL THEN MAP {} ELSE map_from_entries(list_transform("
-        "map_entries(metadata), e -> {'key': CASE WHEN list_contains(map_keys(labels), e.key) "
-        "THEN e.key || '_extracted' ELSE e.key END, 'value': e.value})) END"
+        "list_transform(map_entries(metadata), e -> {'key': CASE WHEN "
+        "list_contains(map_keys(labels), e.key) THEN e.key || '_extracted' ELSE e.key END, "
+        "'value': e.value})"
     )
-    lbl = sql("map_concat(labels, :renamed)", renamed=renamed)
+    lbl = sql(
+        "CASE WHEN metadata IS NULL THEN labels ELSE :merged END",
+        merged=with_entries(exp.column("labels"), renamed),
+    )
     columns = [
         exp.column("ts"),
         exp.column("stream_id"),

@@ -17,7 +17,7 @@ from sqlglot import exp
 from logql_to_sql import ast
 from logql_to_sql.dialect import UDF_IP_MATCH, UDF_TEMPLATE, contains, regex_search, sql
 from logql_to_sql.errors import UnsupportedError
-from logql_to_sql.frame import Frame
+from logql_to_sql.frame import Frame, with_entries
 from logql_to_sql.hints import Needed
 from logql_to_sql.label_filters import compile_label_filter
 from logql_to_sql.parsers import (
@@ -78,9 +78,14 @@ def line_filter_condition(node: ast.LineFilter, line: exp.Expr) -> exp.Expr:
 
 def _labels_with_errors() -> exp.Expr:
     return sql(
-        "map_concat(lbl, CASE WHEN err IS NULL THEN MAP {} ELSE map_from_entries(["
-        "{'key': '__error__', 'value': err}, "
-        "{'key': '__error_details__', 'value': coalesce(errd, '')}]) END)"
+        "CASE WHEN err IS NULL THEN lbl ELSE :with_errors END",
+        with_errors=with_entries(
+            exp.column("lbl"),
+            sql(
+                "[{'key': '__error__', 'value': err}, "
+                "{'key': '__error_details__', 'value': coalesce(errd, '')}]"
+            ),
+        ),
     )
 
 
@@ -273,10 +278,8 @@ class StageCompiler:
         if simple is not None:
             return frame.next(
                 extras=keep,
-                lbl=sql(
-                    "map_concat(lbl, map_from_entries([{'key': :a, 'value': :v}]))",
-                    a=op.name,
-                    v=simple,
+                lbl=with_entries(
+                    exp.column("lbl"), sql("[{'key': :a, 'value': :v}]", a=op.name, v=simple)
                 ),
             )
         rendered = frame.next(extras={**keep, "r": _render(op.value, "label", exp.column("snap"))})
@@ -284,10 +287,11 @@ class StageCompiler:
         return rendered.next(
             extras=keep,
             lbl=sql(
-                "CASE WHEN :f THEN lbl ELSE map_concat(lbl, map_from_entries("
-                "[{'key': :a, 'value': r.text}])) END",
+                "CASE WHEN :f THEN lbl ELSE :set END",
                 f=failed,
-                a=op.name,
+                set=with_entries(
+                    exp.column("lbl"), sql("[{'key': :a, 'value': r.text}]", a=op.name)
+                ),
             ),
             err=sql("CASE WHEN :f THEN 'TemplateFormatErr' ELSE err END", f=failed.copy()),
             errd=sql("CASE WHEN :f THEN r.error ELSE errd END", f=failed.copy()),
@@ -315,7 +319,7 @@ class StageCompiler:
         )
         fresh = staged.next(extras={"pe": renamed, "pq": exp.column("pq"), "pd": exp.column("pd")})
         return fresh.next(
-            lbl=sql("map_concat(lbl, map_from_entries(pe))"),
+            lbl=with_entries(exp.column("lbl"), exp.column("pe")),
             pn=sql("list_concat(pn, list_transform(pe, x -> x.key))"),
             err=sql("CASE WHEN pq IS NULL THEN err ELSE pq END"),
             errd=sql("CASE WHEN pq IS NULL THEN errd ELSE pd END"),
