@@ -28,6 +28,7 @@ from logql_to_sql.columnar import columnar_pipeline, columnar_supported, stream_
 from logql_to_sql.dialect import DIALECT, regex_full_match, sql
 from logql_to_sql.frame import Frame, base_frame, with_entries
 from logql_to_sql.hints import Needed, needed_after, stage_reads
+from logql_to_sql.parsers import IS_OBJECT, JSON_DETAILS
 from logql_to_sql.rewrites import split_leading_line_filters
 from logql_to_sql.stages import StageCompiler, line_filter_condition
 
@@ -68,6 +69,12 @@ class LogQueryPlan:
     """With a limit, rows also carry ``candidates``: how many entries were read before
     duplicates were removed, at most ``margin * limit``. Fewer rows than the limit with
     all of them read means duplicates used up the margin: run again with a larger one."""
+    json_labels_left: bool = False
+    """The pipeline is ``| json`` and filters, and the caller computes the labels: rows
+    are ``(ts, stream_id, line, metadata, err, errd)``, and an entry's labels are its
+    stream's, its metadata's and its line's JSON fields (``_extracted`` when they clash,
+    the first of a name winning), plus ``__error__``/``__error_details__`` when ``err`` is
+    set (see ``svc.query.json_fields.json_result_labels``)."""
 
     def sql(self) -> str:
         """The query text in DuckDB's dialect."""
@@ -82,8 +89,14 @@ def compile_log_query(
     limit: int | None,
     direction: Direction,
     margin: int = 2,
+    leave_json_labels: bool = False,
 ) -> LogQueryPlan:
-    """Compile a log query to an ordered, limited SELECT (see ``LogQueryPlan``)."""
+    """Compile a log query to an ordered, limited SELECT (see ``LogQueryPlan``).
+
+    ``leave_json_labels``: a limited query whose pipeline is ``| json`` followed by
+    filters only returns its entries with their errors, its labels left to the caller
+    (``LogQueryPlan.json_labels_left``): a few rows need no second phase in SQL.
+    """
     leading, rest = split_leading_line_filters(query.stages)
     line_filters = [line_filter_condition(stage, exp.column("line")) for stage in leading]
     backward = direction is Direction.BACKWARD
@@ -117,17 +130,28 @@ def compile_log_query(
     first = filtering_pipeline(
         query.selector.matchers, [*time_range(start_ns, end_ns), *line_filters], rest
     )
+    labels_left = leave_json_labels and limit is not None and _json_then_filters(rest)
     survivors = (
         exp.select(
             exp.column("ts"),
             exp.column("stream_id"),
             exp.column("line0").as_("line"),
             exp.column("md0").as_("metadata"),
+            *([exp.column("err"), exp.column("errd")] if labels_left else []),
         )
         .from_(first.select.subquery("p1", copy=False), copy=False)
         .order_by(order[0].copy())
     )
     survivors = _deduplicated(survivors, limit, order, margin)
+    if labels_left:
+        return LogQueryPlan(
+            _with_json_error(survivors).order_by(*[o.copy() for o in order], copy=False),
+            False,
+            limit,
+            backward,
+            margin,
+            json_labels_left=True,
+        )
     second_source = (
         exp.select(
             exp.column("ts", table="p2"),
@@ -157,6 +181,32 @@ def compile_log_query(
         .with_("p2", as_=survivors, materialized=True, copy=False)
     )
     return LogQueryPlan(select, True, limit, direction is Direction.BACKWARD, margin)
+
+
+def _json_then_filters(stages: tuple[ast.Stage, ...]) -> bool:
+    """Whether ``stages`` are ``| json`` (without parameters) and then filters only."""
+    if not stages or not isinstance(stages[0], ast.JsonParser) or stages[0].extractions:
+        return False
+    return all(isinstance(stage, _FILTERS) for stage in stages[1:])
+
+
+def _with_json_error(survivors: exp.Select) -> exp.Select:
+    """The survivors' ``err``/``errd`` completed with ``| json``'s own error.
+
+    When filters follow the parser, the filtering pipeline ran it and the error is there
+    already; without filters it did not (nothing could drop an entry), so the few rows
+    kept are checked here.
+    """
+    failed = sql("err IS NULL AND NOT (:object)", object=sql(IS_OBJECT))
+    return exp.select(
+        "ts",
+        "stream_id",
+        "line",
+        "metadata",
+        sql("CASE WHEN :f THEN 'JSONParserErr' ELSE err END", f=failed).as_("err"),
+        sql("CASE WHEN :f THEN :d ELSE errd END", f=failed.copy(), d=JSON_DETAILS).as_("errd"),
+        "candidates",
+    ).from_(survivors.subquery("p2", copy=False), copy=False)
 
 
 def _deduplicated(

@@ -20,12 +20,14 @@ from typing import Any, NoReturn
 import pyarrow as pa
 
 from logql_to_sql.parsers import sanitize
+from svc.query.streams import merge_metadata
 
-__all__ = ["FIELDS_TYPE", "json_fields", "json_fields_batch"]
+__all__ = ["FIELDS_TYPE", "json_fields", "json_fields_batch", "json_result_labels"]
 
 FIELDS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
 
 Fields = list[tuple[str, str]]
+Labels = tuple[tuple[str, str], ...]
 
 
 class _Invalid(ValueError):
@@ -136,3 +138,38 @@ def json_fields_batch(lines: pa.Array | pa.ChunkedArray) -> pa.Array:
     )
     mask = None if all(valid) else pa.array([not v for v in valid], pa.bool_())
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), entries, mask=mask)
+
+
+def json_result_labels(
+    stream: Labels,
+    metadata: list[tuple[str, str]] | None,
+    line: str,
+    err: str | None,
+    errd: str | None,
+) -> Labels:
+    """An entry's labels after ``| json`` (and filters): what the compiled pipeline gives,
+    for the few rows of a limited query (``LogQueryPlan.json_labels_left``).
+
+    Stream labels and metadata as a result stream has them; each field of the line whose
+    name is already one of those becomes ``<name>_extracted``; the first of a name wins;
+    then ``__error__`` and ``__error_details__`` when set and not empty.
+    """
+    labels = dict(stream)
+    if metadata:
+        labels.update(merge_metadata(stream, metadata))
+    base = set(labels)
+    written: set[str] = set()
+    for key, value in json_fields(line):
+        name = key + "_extracted" if key in base else key
+        if name and name not in written:
+            written.add(name)
+            labels[name] = value
+    if err is not None:
+        errors: tuple[tuple[str, str | None], ...] = (
+            ("__error__", err),
+            ("__error_details__", errd),
+        )
+        for name, text in errors:
+            if text:
+                labels[name] = text
+    return tuple(sorted(labels.items()))

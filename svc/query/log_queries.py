@@ -11,6 +11,7 @@ import pyarrow as pa
 from logql_to_sql import ast
 from logql_to_sql.compiler import Direction, LogQueryPlan, compile_log_query
 from svc.query.engine import QueryEngine, ScanStats
+from svc.query.json_fields import json_result_labels
 from svc.query.plan_cache import END, START, mentions_stand_in, with_range
 from svc.query.streams import ResultStream, group_streams
 from svc.query.tenants import MultiView
@@ -50,6 +51,7 @@ def run_log_query(
                 limit=limit,
                 direction=request.direction,
                 margin=margin,
+                leave_json_labels=True,
             )
             text = plan.sql()
         else:
@@ -71,8 +73,30 @@ def run_log_query(
     else:
         single = tenants if isinstance(tenants, str) else tenants[0]
         labels_of = stream_labels_lookup(engine, single)
+    if plan.json_labels_left:
+        rows = with_json_labels(rows, labels_of)
     streams = group_streams(rows, labels_of, backward=backward, categorize=request.categorize)
     return streams, stats
+
+
+def with_json_labels(rows: pa.Table, labels_of: Callable[[int], Labels]) -> pa.Table:
+    """``rows`` of a plan that left the ``| json`` labels to us, with their ``labels``."""
+    data = rows.select(["stream_id", "metadata", "line", "err", "errd"]).to_pydict()
+    labels = [
+        list(json_result_labels(labels_of(stream_id), metadata, line, err, errd))
+        for stream_id, metadata, line, err, errd in zip(
+            data["stream_id"],
+            data["metadata"],
+            data["line"],
+            data["err"],
+            data["errd"],
+            strict=True,
+        )
+    ]
+    return rows.append_column("labels", pa.array(labels, _LABELS_TYPE))
+
+
+_LABELS_TYPE = pa.map_(pa.string(), pa.string())
 
 
 _MAX_MARGIN = 2 * 8**4
@@ -85,7 +109,13 @@ def _cached_plan(
 ) -> tuple[LogQueryPlan, str | None]:
     """The plan compiled with the stand-in range and its text (None: not reusable)."""
     plan = compile_log_query(
-        query, start_ns=START, end_ns=END, limit=limit, direction=direction, margin=margin
+        query,
+        start_ns=START,
+        end_ns=END,
+        limit=limit,
+        direction=direction,
+        margin=margin,
+        leave_json_labels=True,
     )
     if mentions_stand_in(query):
         return plan, None
