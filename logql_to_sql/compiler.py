@@ -253,20 +253,17 @@ def entry_source(
     matchers: tuple[ast.Matcher, ...],
     conditions: list[exp.Expr],
     stream_values: tuple[str, ...] = (),
+    *,
+    with_labels: bool = True,
 ) -> exp.Select:
     """Entries of matching streams with their stream labels, under ``conditions``; each
-    name of ``stream_values`` also as a column ``sv<i>``, looked up once per stream."""
-    streams = exp.select(
-        "stream_id",
-        "labels",
-        *[
-            exp.Bracket(this=exp.column("labels"), expressions=[exp.Literal.string(name)]).as_(
-                f"sv{i}"
-            )
-            for i, name in enumerate(stream_values)
-        ],
-    ).from_("streams")
-    where = [_stream_matcher(m, exp.column("labels", table="streams")) for m in matchers]
+    name of ``stream_values`` also as a column ``sv<i>``, looked up once per stream.
+
+    ``with_labels=False``: no ``labels`` column, for a consumer that reads the looked-up
+    values only. The streams are then a semi-join, and the values come from the few
+    streams that have one of those labels: about 3 ms less on a json filter over 90k
+    entries than joining every entry to its stream.
+    """
     qualified = [
         c.transform(
             lambda n: (
@@ -277,23 +274,43 @@ def entry_source(
         )
         for c in conditions
     ]
-    return (
-        exp.select(
-            exp.column("ts", table="logs"),
-            exp.column("stream_id", table="logs"),
-            exp.column("line", table="logs"),
-            exp.column("metadata", table="logs"),
-            exp.column("labels", table="streams"),
-            *[exp.column(f"sv{i}", table="streams") for i in range(len(stream_values))],
+    values = [
+        exp.Bracket(this=exp.column("labels"), expressions=[exp.Literal.string(name)])
+        for name in stream_values
+    ]
+    streams = exp.select(
+        "stream_id",
+        *(["labels"] if with_labels else []),
+        *[value.as_(f"sv{i}") for i, value in enumerate(values)],
+    ).from_("streams")
+    columns = [
+        exp.column("ts", table="logs"),
+        exp.column("stream_id", table="logs"),
+        exp.column("line", table="logs"),
+        exp.column("metadata", table="logs"),
+        *([exp.column("labels", table="streams")] if with_labels else []),
+        *[exp.column(f"sv{i}", table="streams") for i in range(len(stream_values))],
+    ]
+    on = sql("logs.stream_id = streams.stream_id")
+    if with_labels:
+        where = [_stream_matcher(m, exp.column("labels", table="streams")) for m in matchers]
+        return (
+            exp.select(*columns)
+            .from_("logs", copy=False)
+            .join(streams.subquery("streams", copy=False), on=on, copy=False)
+            .where(exp.and_(*where, *qualified, copy=False), copy=False)
         )
-        .from_("logs", copy=False)
-        .join(
-            streams.subquery("streams", copy=False),
-            on=sql("logs.stream_id = streams.stream_id"),
+    matched = exp.column("stream_id", table="logs").isin(query=compile_stream_matchers(matchers))
+    select = exp.select(*columns).from_("logs", copy=False)
+    if values:
+        present = [exp.Not(this=exp.Is(this=v.copy(), expression=exp.null())) for v in values]
+        select = select.join(
+            streams.where(exp.or_(*present), copy=False).subquery("streams", copy=False),
+            on=on,
+            join_type="left",
             copy=False,
         )
-        .where(exp.and_(*where, *qualified, copy=False), copy=False)
-    )
+    return select.where(exp.and_(matched, *qualified, copy=False), copy=False)
 
 
 _FILTERS = (ast.LineFilter, *ast.LABEL_FILTERS)
@@ -320,7 +337,9 @@ def filtering_pipeline(
         if columnar_supported(needed):
             lookups = stream_lookups(frozenset(reads))
             columnar = columnar_pipeline(
-                entry_source(matchers, conditions, lookups), needed, frozenset(reads)
+                entry_source(matchers, conditions, lookups, with_labels=False),
+                needed,
+                frozenset(reads),
             )
             if columnar is not None:
                 return columnar[0]

@@ -213,7 +213,12 @@ def _pipeline_entries(
     if group is not None and not group.without and columnar_supported(stages):
         names = _columnar_names(group, stages, unwrap)
         columnar = columnar_pipeline(
-            entry_source(log_range.selector.matchers, conditions, stream_lookups(names)),
+            entry_source(
+                log_range.selector.matchers,
+                conditions,
+                stream_lookups(names),
+                with_labels=False,
+            ),
             stages,
             names,
         )
