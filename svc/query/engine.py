@@ -174,47 +174,40 @@ class QueryEngine:
         text = select if isinstance(select, str) else select.sql(dialect=DIALECT)
         logs, streams_name = self._relations(view, cursor)
         relations = (
-            f"logs AS NOT MATERIALIZED ({logs.sql(dialect=DIALECT)}), "
+            f"logs AS NOT MATERIALIZED ({logs}), "
             f"streams AS NOT MATERIALIZED (SELECT * FROM {streams_name})"
         )
         if text[:5].upper() == "WITH ":  # the query's own expressions join the list
             return f"WITH {relations}, {text[5:]}"
         return f"WITH {relations} {text}"
 
-    def _relations(self, view: AnyView, cursor: duckdb.DuckDBPyConnection) -> tuple[exp.Query, str]:
+    def _relations(self, view: AnyView, cursor: duckdb.DuckDBPyConnection) -> tuple[str, str]:
         """The view's rows as one query, and the registered name of its stream table."""
-        parts: list[exp.Select] = []
+        parts: list[str] = []
         sources = view.parts if isinstance(view, MultiView) else [(view, 0)]
         for source, mask in sources:
             parts += self._sources(source, mask, cursor)
         if not parts:
             parts = self._sources(StoreView(self.store.lake_root, [], [], view.streams), 0, cursor)
-        logs: exp.Query = parts[0]
-        for part in parts[1:]:
-            logs = exp.union(logs, part, distinct=False)
-        return logs, self._register(cursor, view.streams)
+        return " UNION ALL ".join(parts), self._register(cursor, view.streams)
 
-    def _sources(
-        self, view: StoreView, mask: int, cursor: duckdb.DuckDBPyConnection
-    ) -> list[exp.Select]:
-        """One SELECT per source of the view: its files, then each in-memory table."""
-        stream_id: exp.Expr = exp.column("stream_id")
-        if mask:
-            stream_id = exp.Anonymous(
-                this="xor", expressions=[stream_id, exp.Literal.number(mask)]
-            ).as_("stream_id")
-        columns = [exp.column("ts"), stream_id, exp.column("line"), exp.column("metadata")]
+    def _sources(self, view: StoreView, mask: int, cursor: duckdb.DuckDBPyConnection) -> list[str]:
+        """One SELECT per source of the view: its files, then each in-memory table.
+
+        Written as text: the only values are the catalog's file paths (quoted as SQL
+        strings) and names this engine registered.
+        """
+        stream_id = f"xor(stream_id, {int(mask)}) AS stream_id" if mask else "stream_id"
+        columns = f"ts, {stream_id}, line, metadata"
         parts = []
         if view.files:
-            files = exp.Array(expressions=[exp.Literal.string(p) for p in view.paths])
-            source = exp.Anonymous(this="read_parquet", expressions=[files])
-            parts.append(exp.select(*[c.copy() for c in columns]).from_(exp.Table(this=source)))
+            files = ", ".join(_sql_string(path) for path in view.paths)
+            parts.append(f"SELECT {columns} FROM read_parquet([{files}])")
         for table in view.head_tables:
-            name = self._register(cursor, table)
-            parts.append(exp.select(*[c.copy() for c in columns]).from_(name))
+            parts.append(f"SELECT {columns} FROM {self._register(cursor, table)}")
         if not parts and not mask:
             name = self._register(cursor, HEAD_SCHEMA.empty_table())
-            parts.append(exp.select(*columns).from_(name))
+            parts.append(f"SELECT {columns} FROM {name}")
         return parts
 
     def _register(self, cursor: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
@@ -225,6 +218,11 @@ class QueryEngine:
     def close(self) -> None:
         """Close the database connection."""
         self._db.close()
+
+
+def _sql_string(text: str) -> str:
+    """``text`` as a SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _next_group(files: list[FileEntry], group_rows: int) -> tuple[list[FileEntry], list[FileEntry]]:
