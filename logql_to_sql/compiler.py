@@ -144,8 +144,11 @@ def compile_log_query(
     )
     survivors = _deduplicated(survivors, limit, order, margin)
     if labels_left:
+        # With filters after the parser, the filtering pipeline ran it: its error is set.
+        if len(rest) == 1:
+            survivors = _with_json_error(survivors).order_by(*[o.copy() for o in order])
         return LogQueryPlan(
-            _with_json_error(survivors).order_by(*[o.copy() for o in order], copy=False),
+            survivors,
             False,
             limit,
             backward,
@@ -191,12 +194,9 @@ def _json_then_filters(stages: tuple[ast.Stage, ...]) -> bool:
 
 
 def _with_json_error(survivors: exp.Select) -> exp.Select:
-    """The survivors' ``err``/``errd`` completed with ``| json``'s own error.
-
-    When filters follow the parser, the filtering pipeline ran it and the error is there
-    already; without filters it did not (nothing could drop an entry), so the few rows
-    kept are checked here.
-    """
+    """The survivors' ``err``/``errd`` completed with ``| json``'s own error, for a
+    pipeline of ``| json`` alone: the filtering pipeline left the parser out (it drops
+    nothing), so the few rows kept are checked here."""
     failed = sql("err IS NULL AND NOT (:object)", object=sql(IS_OBJECT))
     return exp.select(
         "ts",
