@@ -40,6 +40,29 @@ def test_streams_carry_their_tenant_and_no_third_tenant_leaks(srv: Server) -> No
     ]
 
 
+def test_parsed_labels_keep_the_tenant(srv: Server) -> None:
+    """``| json`` across tenants: the tenant label stays, a line field named like it
+    becomes ``__tenant_id___extracted``, and non-JSON lines carry the parser error."""
+    with srv.client("a") as client:
+        push(client, [({"app": "j"}, [(BASE + 2, '{"__tenant_id__":"z","k":"v"}')])])
+    with srv.client("a|b") as client:
+        data = query_range(client, '{app=~"j|y"} | json', direction="forward", **WINDOW)
+    error = {
+        "__error__": "JSONParserErr",
+        "__error_details__": "Value looks like object, but can't find closing '}' symbol",
+    }
+    assert stream_values(data) == [  # streams sorted by their label string
+        (
+            {"__tenant_id__": "b", "app": "y", "original___tenant_id__": "spoof", **error},
+            [[str(BASE + 1), "spoofed"]],
+        ),
+        (
+            {"__tenant_id__": "a", "__tenant_id___extracted": "z", "app": "j", "k": "v"},
+            [[str(BASE + 2), '{"__tenant_id__":"z","k":"v"}']],
+        ),
+    ]
+
+
 def test_selector_can_match_the_tenant(srv: Server) -> None:
     with srv.client("a|b|c") as client:
         data = query_range(client, '{__tenant_id__=~"a|c", app="x"}', **WINDOW)
