@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from logql_to_sql.gostrconv import quote
+
 from .errors import GoError, TemplateExecError
 from .funcspec import Func
 from .gofmt import format_value
-from .gostrconv import quote
 from .nodes import (
     ActionNode,
     Arg,

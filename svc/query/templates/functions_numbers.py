@@ -8,10 +8,10 @@ from fractions import Fraction
 from typing import Any, Final
 
 from logql_to_sql.durations import parse_go_duration
+from logql_to_sql.gostrconv import parse_float, parse_int, quote
 
 from .errors import GoError
 from .funcspec import Func
-from .gostrconv import parse_float, parse_int, quote
 from .values import Int64, wrap_int64
 
 __all__ = ["NUMBER_FUNCTIONS", "parse_duration", "to_float64", "to_int64"]

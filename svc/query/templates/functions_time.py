@@ -10,9 +10,10 @@ import re
 import time
 from typing import Any, Final
 
+from logql_to_sql.gostrconv import quote
+
 from .errors import GoError
 from .funcspec import CallContext, Func
-from .gostrconv import quote
 from .timefmt import ZERO_UNIX, GoTime, format_time, load_location, unix_time
 from .timeparse import parse_time
 from .values import Int64

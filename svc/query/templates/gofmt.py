@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .gostrconv import format_float
+from logql_to_sql.gostrconv import format_float
+
 from .timefmt import GoTime
 from .values import NIL, LabelMap
 

@@ -11,6 +11,8 @@ import enum
 from collections.abc import Callable
 from typing import Final, NamedTuple, TypeAlias
 
+from logql_to_sql.gostrconv import quote
+
 __all__ = ["Item", "T", "lex"]
 
 _State: TypeAlias = "Callable[[], _State] | None"
@@ -80,8 +82,6 @@ class Item(NamedTuple):
     line: int
 
     def __str__(self) -> str:
-        from .gostrconv import quote
-
         if self.typ == T.EOF:
             return "EOF"
         if self.typ == T.ERROR:
@@ -389,8 +389,6 @@ class _Lexer:
         return True
 
     def lex_number(self) -> _State:
-        from .gostrconv import quote
-
         if not self.scan_number():
             self.error(f"bad number syntax: {quote(self.text[self.start : self.pos])}")
             return None

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from logql_to_sql.gostrconv import quote
+
 __all__ = [
     "ActionNode",
     "Arg",
@@ -278,8 +280,6 @@ class TemplateNode:
     pipe: PipeNode | None
 
     def __str__(self) -> str:
-        from .gostrconv import quote
-
         if self.pipe is None:
             return f"{{{{template {quote(self.name)}}}}}"
         return f"{{{{template {quote(self.name)} {self.pipe}}}}}"

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Container
 
+from logql_to_sql.gostrconv import (
+    UnquoteError,
+    parse_float,
+    parse_int,
+    quote,
+    unquote,
+    unquote_char,
+)
+
 from .errors import TemplateParseError
-from .gostrconv import UnquoteError, parse_float, parse_int, quote, unquote, unquote_char
 from .lexer import Item, T, lex
 from .nodes import (
     ActionNode,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from logql_to_sql.gostrconv import format_float, quote, quote_rune
+
 from .gofmt import format_value
-from .gostrconv import format_float, quote, quote_rune
 from .timefmt import GoTime
 from .values import NIL, LabelMap, type_name
 

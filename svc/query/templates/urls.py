@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from logql_to_sql.gostrconv import quote
+
 from .errors import GoError
-from .gostrconv import quote
 
 __all__ = ["query_escape", "query_unescape"]
 

@@ -36,6 +36,8 @@ def _escape_rune(ch: str, quote_char: str, ascii_only: bool) -> str:
     if ch in _SIMPLE_ESCAPES:
         return _SIMPLE_ESCAPES[ch]
     code = ord(ch)
+    if 0xD800 <= code <= 0xDFFF:  # no rune in Go: what decoding it gives
+        return "\\ufffd"
     if code < 0x80 and ch.isprintable():
         return ch
     if not ascii_only and code >= 0x80 and ch.isprintable():
