@@ -42,20 +42,7 @@ def run_log_query(
     limit = None if request.interval_ns else request.limit
     margin = 2
     while True:
-        plan, text = _cached_plan(request.query, limit, request.direction, margin)
-        if text is None:  # the query itself contains a stand-in: compile it for this range
-            plan = compile_log_query(
-                request.query,
-                start_ns=request.start_ns,
-                end_ns=request.end_ns,
-                limit=limit,
-                direction=request.direction,
-                margin=margin,
-                leave_json_labels=True,
-            )
-            text = plan.sql()
-        else:
-            text = with_range(text, request.start_ns, request.end_ns)
+        plan, text = _plan(request, limit, margin)
         rows, view, stats = engine.run_log_query(
             tenants, plan, request.start_ns, request.end_ns, text
         )
@@ -103,23 +90,43 @@ _MAX_MARGIN = 2 * 8**4
 """Entries read per limited row at most: 8192, past which duplicates may shorten a page."""
 
 
+def _plan(request: LogQueryRequest, limit: int | None, margin: int) -> tuple[LogQueryPlan, str]:
+    """The request's plan and its SQL text for the request's range."""
+    if mentions_stand_in(request.query):  # compiled for this range, not reusable
+        plan = _compile(
+            request.query, request.start_ns, request.end_ns, limit, request.direction, margin
+        )
+        return plan, plan.sql()
+    plan, text = _cached_plan(request.query, limit, request.direction, margin)
+    return plan, with_range(text, request.start_ns, request.end_ns)
+
+
 @lru_cache(maxsize=256)
 def _cached_plan(
     query: ast.LogQuery, limit: int | None, direction: Direction, margin: int
-) -> tuple[LogQueryPlan, str | None]:
-    """The plan compiled with the stand-in range and its text (None: not reusable)."""
-    plan = compile_log_query(
+) -> tuple[LogQueryPlan, str]:
+    """The plan compiled once per query shape with the stand-in range, and its text."""
+    plan = _compile(query, START, END, limit, direction, margin)
+    return plan, plan.sql()
+
+
+def _compile(
+    query: ast.LogQuery,
+    start_ns: int,
+    end_ns: int,
+    limit: int | None,
+    direction: Direction,
+    margin: int,
+) -> LogQueryPlan:
+    return compile_log_query(
         query,
-        start_ns=START,
-        end_ns=END,
+        start_ns=start_ns,
+        end_ns=end_ns,
         limit=limit,
         direction=direction,
         margin=margin,
         leave_json_labels=True,
     )
-    if mentions_stand_in(query):
-        return plan, None
-    return plan, plan.sql()
 
 
 def sample_interval(rows: pa.Table, interval_ns: int, limit: int) -> pa.Table:
