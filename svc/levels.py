@@ -38,6 +38,7 @@ __all__ = [
     "UNKNOWN",
     "LevelDetector",
     "known_level",
+    "level_word",
     "normalize_level",
 ]
 

@@ -48,7 +48,11 @@ __all__ = [
     "collapse_params",
     "detect_formats",
     "has_number",
+    "join_plain",
     "pattern_text",
+    "split_plain",
+    "tokenizer_for",
+    "too_long",
 ]
 
 PARAM = "<_>"
