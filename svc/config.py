@@ -320,8 +320,9 @@ class PatternIngesterConfig:
     )
     max_allowed_line_length: int = setting(3000, "Longer lines (UTF-8 bytes) are not mined.")
     query_line_limit: int = setting(
-        500_000,
-        "Most lines one /patterns query mines, per tenant: the newest ones of its range.",
+        200_000,
+        "Most lines one /patterns query mines per tenant: the newest of its range (svc only; "
+        "the reference mines every line as it arrives).",
     )
     pattern_sample_interval: float = setting(10.0, "Resolution of pattern samples.", duration=True)
     max_chunk_age: float = setting(

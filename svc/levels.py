@@ -15,9 +15,9 @@ Known level names are normalised (``WARNING`` and ``wrn`` to ``warn``, ``inf`` t
 ones (patterns are mined per level), anything else is ``unknown``.
 
 >>> detector = LevelDetector()
->>> detector.detect((), (), 'ts=1 level=WARNING msg="disk almost full"')
+>>> detector.detect((), 'ts=1 level=WARNING msg="disk almost full"')
 'warn'
->>> detector.detect((), (), "[ERROR] connection reset by peer")
+>>> detector.detect((), "[ERROR] connection reset by peer")
 'error'
 >>> known_level("Notice")
 'unknown'
@@ -122,7 +122,10 @@ class LevelDetector:
         self.enabled = enabled
         self.fields = tuple(fields) or DEFAULT_LEVEL_FIELDS
         self._field_set = frozenset(self.fields)
-        self._folded = tuple(name.lower() for name in self.fields)
+        self._ranks = {name: rank for rank, name in reversed(list(enumerate(self.fields)))}
+        self._folded_ranks = {
+            name.lower(): rank for rank, name in reversed(list(enumerate(self.fields)))
+        }
         self._json_max_depth = json_max_depth
 
     def from_labels(self, labels: Sequence[tuple[str, str]]) -> str | None:
@@ -133,39 +136,37 @@ class LevelDetector:
 
     def detect(
         self,
-        labels: Sequence[tuple[str, str]],
         metadata: Sequence[tuple[str, str]],
         line: str,
-        stream_level: str | None = None,
+        labels_level: str | None = None,
     ) -> str | None:
-        """The entry's ``detected_level`` (None: it gets none).
+        """An entry's ``detected_level`` (None: it gets none).
 
-        ``stream_level`` is ``from_labels(labels)`` when the caller has it already.
+        ``labels_level`` is what ``from_labels`` says of the entry's stream.
         """
         for name, value in metadata:
             if name == LEVEL_LABEL:
                 return normalize_level(value) if self.enabled else value
         if not self.enabled:
             return None
-        if stream_level is None:
-            stream_level = self._named_value(labels)
-        if stream_level is not None:
-            return stream_level
-        from_metadata = self._named_value(metadata)
-        if from_metadata is not None:
-            return from_metadata
-        for name, value in metadata:
-            if name == _SEVERITY_NUMBER:
-                return _severity_level(value)
+        if labels_level is not None:
+            return labels_level
+        if metadata:
+            from_metadata = self._named_value(metadata)
+            if from_metadata is not None:
+                return from_metadata
+            for name, value in metadata:
+                if name == _SEVERITY_NUMBER:
+                    return _severity_level(value)
         return self.from_line(line)
 
-    def from_line(self, line: str, pairs: list[tuple[str, str]] | None = None) -> str:
-        """The level written in a line (``pairs``: its logfmt pairs, if already read)."""
+    def from_line(self, line: str) -> str:
+        """The level written in a line."""
         value: str | None
         if _looks_like_json(line):
             value = find_string_field(line, self._field_set, self._json_max_depth)
         elif "=" in line:
-            value = self._logfmt_value(scan_pairs(line)[0] if pairs is None else pairs)
+            value = self._logfmt_value(scan_pairs(line)[0])
         else:
             return level_word(line)
         named = None if value is None else _NAMES.get(value.lower())
@@ -173,26 +174,22 @@ class LevelDetector:
 
     def _named_value(self, pairs: Sequence[tuple[str, str]]) -> str | None:
         """Normalised value of the first of ``fields`` that ``pairs`` holds."""
-        if not pairs:
-            return None
-        values = dict(pairs)
-        for name in self.fields:
-            value = values.get(name)
-            if value is not None:
-                return normalize_level(value)
-        return None
+        best, best_rank = None, len(self.fields)
+        for name, value in pairs:
+            rank = self._ranks.get(name)
+            if rank is not None and rank < best_rank:
+                best, best_rank = value, rank
+        return None if best is None else normalize_level(best)
 
     def _logfmt_value(self, pairs: list[tuple[str, str]]) -> str | None:
         """Value of the pair whose key matches the earliest listed name, case aside."""
-        best, rank = None, len(self._folded)
+        best, best_rank = None, len(self.fields)
         for key, value in pairs:
-            folded = key.lower()
-            for index in range(rank):
-                if self._folded[index] == folded:
-                    if index == 0:
-                        return value
-                    best, rank = value, index
-                    break
+            rank = self._folded_ranks.get(key.lower())
+            if rank is not None and rank < best_rank:
+                if rank == 0:
+                    return value
+                best, best_rank = value, rank
         return best
 
 

@@ -57,12 +57,6 @@ class PatternsRequest:
     step_ns: int
 
 
-@dataclass(frozen=True)
-class _Row:
-    stream_id: int
-    entry: Entry
-
-
 def query_patterns(
     engine: QueryEngine,
     tenants: tuple[str, ...],
@@ -137,13 +131,8 @@ class MiningSettings:
         )
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One line to mine: its time (ns), text and structured metadata."""
-
-    ts: int
-    line: str
-    metadata: Sequence[tuple[str, str]] = ()
+Entry = tuple[int, str, Sequence[tuple[str, str]]]
+"""One line to mine: its time (ns), text and structured metadata."""
 
 
 def mine_stream(
@@ -155,15 +144,15 @@ def mine_stream(
     (``detect_formats``). Templates that leave no pattern text are left out.
     """
     levels = settings.levels
-    stream_level = levels.from_labels(labels)
+    labels_level = levels.from_labels(labels)
     tokenizer = tokenizer_for(fmt, settings.max_line_length, settings.json_fields)
     miners: dict[str, Drain] = {}
-    for entry in entries:
-        level = known_level(levels.detect(labels, entry.metadata, entry.line, stream_level))
+    for ts, line, metadata in entries:
+        level = known_level(levels.detect(metadata, line, labels_level))
         miner = miners.get(level)
         if miner is None:
             miner = miners[level] = Drain(tokenizer, settings.drain)
-        miner.train(entry.line, entry.ts)
+        miner.train(line, ts)
     found = []
     for level, miner in miners.items():
         for cluster in miner.clusters():
@@ -176,15 +165,15 @@ def mine_stream(
 def _mine(
     engine: QueryEngine,
     tenant: str,
-    rows: list[_Row],
+    rows: list[tuple[int, Entry]],
     settings: MiningSettings,
     window: SampleWindow,
 ) -> dict[tuple[str, str], Counter[int]]:
     """Sample counts by pattern and level of one tenant's rows (oldest first)."""
     by_stream: dict[int, list[Entry]] = {}
-    for row in rows:
-        by_stream.setdefault(row.stream_id, []).append(row.entry)
-    formats = detect_formats([entries[0].line for entries in by_stream.values()])
+    for stream_id, entry in rows:
+        by_stream.setdefault(stream_id, []).append(entry)
+    formats = detect_formats([entries[0][1] for entries in by_stream.values()])
     counts: dict[tuple[str, str], Counter[int]] = {}
     for (stream_id, entries), fmt in zip(by_stream.items(), formats, strict=True):
         info = engine.store.index.get(tenant, stream_id)
@@ -217,20 +206,17 @@ def _window_rows(
     first_ns: int,
     last_ns: int,
     limit: int,
-) -> list[_Row]:
-    """The newest ``limit`` lines of the matching streams in ``[first_ns, last_ns)``,
-    oldest first."""
+) -> list[tuple[int, Entry]]:
+    """``(stream_id, entry)`` of the newest ``limit`` lines of the matching streams in
+    ``[first_ns, last_ns)``, oldest first."""
     query = ast.LogQuery(selector=ast.StreamSelector(matchers=request.matchers), stages=())
     plan = compile_log_query(
         query, start_ns=first_ns, end_ns=last_ns, limit=limit, direction=Direction.BACKWARD
     )
     table, _, _ = engine.run_log_query(tenant, plan, first_ns, last_ns)
     data: dict[str, list[Any]] = table.select(["stream_id", "ts", "line", "metadata"]).to_pydict()
-    rows = [
-        _Row(stream_id, Entry(ts, line, metadata or ()))
-        for stream_id, ts, line, metadata in zip(
-            data["stream_id"], data["ts"], data["line"], data["metadata"], strict=True
-        )
-    ]
+    metadata = [pairs or () for pairs in data["metadata"]]
+    entries = zip(data["ts"], data["line"], metadata, strict=True)
+    rows = list(zip(data["stream_id"], entries, strict=True))
     rows.reverse()
     return rows

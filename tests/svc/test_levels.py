@@ -57,7 +57,7 @@ def test_known_level() -> None:
 def test_detect_order(
     labels: list[tuple[str, str]], metadata: list[tuple[str, str]], line: str, level: str
 ) -> None:
-    assert DETECTOR.detect(labels, metadata, line) == level
+    assert DETECTOR.detect(metadata, line, DETECTOR.from_labels(labels)) == level
 
 
 @pytest.mark.parametrize(
@@ -91,21 +91,21 @@ def test_detect_order(
     ],
 )
 def test_from_line(line: str, level: str) -> None:
-    assert DETECTOR.detect([], [], line) == level
+    assert DETECTOR.detect([], line) == level
 
 
 def test_custom_fields_and_depth() -> None:
     detector = LevelDetector(fields=["sev"], json_max_depth=0)
-    assert detector.detect([], [], "sev=error") == "error"
-    assert detector.detect([], [], "level=wrn") == "unknown"
-    assert detector.detect([("level", "error")], [], "x") == "unknown"
-    assert detector.detect([], [], '{"a":{"b":{"sev":"wrn"}}}') == "warn"
+    assert detector.detect([], "sev=error") == "error"
+    assert detector.detect([], "level=wrn") == "unknown"
+    assert detector.from_labels([("level", "error")]) is None
+    assert detector.detect([], '{"a":{"b":{"sev":"wrn"}}}') == "warn"
 
 
 def test_discovery_disabled_keeps_only_a_given_detected_level() -> None:
     detector = LevelDetector(enabled=False)
-    assert detector.detect([], [("detected_level", "WARNING")], "error") == "WARNING"
-    assert detector.detect([("level", "error")], [], "error") is None
+    assert detector.detect([("detected_level", "WARNING")], "error") == "WARNING"
+    assert detector.detect([], "error", detector.from_labels([("level", "error")])) is None
     assert detector.from_labels([("level", "error")]) is None
 
 

@@ -19,7 +19,7 @@ from collections import Counter
 from svc.config import LimitsConfig, PatternIngesterConfig
 from svc.query.pattern_series import MIN_TOTAL
 from svc.query.pattern_tokens import detect_formats
-from svc.query.patterns import Entry, MiningSettings, mine_stream
+from svc.query.patterns import MiningSettings, mine_stream
 
 S = 1_000_000_000
 SETTINGS = MiningSettings.from_config(PatternIngesterConfig(), LimitsConfig())
@@ -27,7 +27,7 @@ SETTINGS = MiningSettings.from_config(PatternIngesterConfig(), LimitsConfig())
 
 def _answer(lines: list[str]) -> list[tuple[str, str, int]]:
     """The querier's answer for one stream holding ``lines`` (one per second)."""
-    entries = [Entry(i * S, line) for i, line in enumerate(lines)]
+    entries = [(i * S, line, ()) for i, line in enumerate(lines)]
     (fmt,) = detect_formats([lines[0]])
     totals: Counter[tuple[str, str]] = Counter()
     for pattern, level, times in mine_stream((), entries, fmt, SETTINGS):
