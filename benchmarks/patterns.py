@@ -25,8 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from logql_to_sql import ast
-from logql_to_sql.compiler import Direction, compile_log_query
+from logql_to_sql import Direction, ast, compile_log_query
 from svc.config import LimitsConfig, PatternIngesterConfig
 from svc.ingest.labels import label_key
 from svc.ingest.model import PushStream

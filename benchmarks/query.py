@@ -23,9 +23,7 @@ from typing import Any
 import duckdb
 
 from benchmarks.corpus import batches
-from logql_to_sql import parse
-from logql_to_sql.compiler import Direction
-from logql_to_sql.range_aggregation import Grid
+from logql_to_sql import Direction, Grid, parse
 from svc.ingest.labels import label_key
 from svc.ingest.model import PushStream
 from svc.query.engine import QueryEngine
@@ -235,7 +233,7 @@ def run(megabytes: float, repeat: int) -> dict[str, Any]:
 
 def _plan_reads_line(engine: QueryEngine, store: Store, grid: Grid) -> bool:
     """Whether the label-only aggregation's physical plan projects the ``line`` column."""
-    from logql_to_sql.metrics import compile_metric_query
+    from logql_to_sql import compile_metric_query
 
     plan = compile_metric_query(
         parse('sum by (app) (count_over_time({env=~".+"}[5m]))'),

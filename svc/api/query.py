@@ -10,8 +10,7 @@ from typing import Any
 from litestar import Request, Response, get, post
 
 import logql_to_sql
-from logql_to_sql import ast
-from logql_to_sql.range_aggregation import Grid
+from logql_to_sql import Grid, ast
 from svc.api.common import api_paths, org_header, request_params, runtime
 from svc.api.params import (
     Params,

@@ -16,10 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from logql_to_sql import ast
-from logql_to_sql.dialect import DIALECT
-from logql_to_sql.metrics import MetricPlan, compile_metric_query
-from logql_to_sql.range_aggregation import Grid
+from logql_to_sql import DIALECT, Grid, MetricPlan, ast, compile_metric_query
 from svc.errors import BadRequestError
 from svc.ingest.labels import label_key
 from svc.query.engine import QueryEngine, ScanStats

@@ -24,8 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from logql_to_sql import ast
-from logql_to_sql.compiler import Direction, compile_log_query
+from logql_to_sql import Direction, ast, compile_log_query
 from svc.config import LimitsConfig, PatternIngesterConfig
 from svc.levels import LevelDetector, known_level
 from svc.query.drain import Drain, DrainConfig

@@ -14,12 +14,12 @@ import pytest
 
 import logql_to_sql as L
 from logql_to_sql import ast
-from logql_to_sql.compiler import Direction, compile_log_query
-from logql_to_sql.metrics import compile_metric_query
-from logql_to_sql.range_aggregation import Grid
+from logql_to_sql.sql.compiler import Direction, compile_log_query
+from logql_to_sql.sql.metric_query import compile_metric_query
+from logql_to_sql.sql.range_aggregation import Grid
 from svc.query.engine import QueryEngine
 from svc.storage.store import Store, StoreSettings
-from tests.logql_to_sql._cases import load_pairs
+from tests.logql_to_sql.syntax._cases import load_pairs
 
 GRID = Grid(1_700_000_000_000_000_000, 60 * 10**9, 5)
 
