@@ -28,8 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from svc.query.json_scan import find_string_field
-from svc.query.logfmt_scan import scan_pairs
+from gocompat.jsonparser import find_string_field
+from gocompat.logfmt import scan_pairs
 
 __all__ = [
     "DEFAULT_LEVEL_FIELDS",

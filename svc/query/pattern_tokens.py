@@ -32,8 +32,8 @@ from typing import Protocol
 
 import duckdb
 
-from svc.query.json_scan import top_level_values
-from svc.query.logfmt_scan import encode_pair, scan_pairs
+from gocompat.jsonparser import top_level_values
+from gocompat.logfmt import encode_pair, scan_pairs
 
 __all__ = [
     "DEFAULT_JSON_FIELDS",

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from svc.query import json_scan
-from svc.query.json_scan import find_string_field, top_level_values
+from gocompat import jsonparser
+from gocompat.jsonparser import find_string_field, top_level_values
 
 LEVELS = frozenset({"level", "lvl"})
 
@@ -81,9 +81,9 @@ def test_decoded_lines_agree_with_the_scanner() -> None:
     rng = random.Random(3)
     for _ in range(5_000):
         line = _dump(_random_object(rng, 0))
-        json_scan._last = ("", None)
+        jsonparser._last = ("", None)
         fast = (top_level_values(line, ("msg", "a")), find_string_field(line, LEVELS, 2))
-        json_scan._last = (line, None)  # the line "does not decode": the scanner runs
+        jsonparser._last = (line, None)  # the line "does not decode": the scanner runs
         slow = (top_level_values(line, ("msg", "a")), find_string_field(line, LEVELS, 2))
         strings = [{k: v for k, v in found[0].items() if v[1]} for found in (fast, slow)]
         assert strings[0] == strings[1], line
