@@ -11,6 +11,8 @@ those lines.
 - One DuckDB query per tenant reads the window's lines, the newest
   ``query_line_limit`` of them at most (a bound on the cost of one query; the reference
   has none as it mines as lines arrive).
+- Every line of a matching stream is mined (the reference samples none), except in the
+  streams the reference writes itself (``__aggregated_metric__``, ``__pattern__``).
 - Each stream is read in the format its first line shows (``svc.query.pattern_tokens``)
   and its lines go, oldest first, to the miner of their level (``svc.levels``; levels
   outside the known ones share the ``unknown`` miner).
@@ -44,6 +46,8 @@ _NS_PER_MS = 1_000_000
 _NS_PER_S = 1_000_000_000
 # The finest step the reference answers, whatever the sample interval.
 _MIN_STEP_MS = 10_000
+# Streams the reference's own aggregations write: never mined.
+_INTERNAL_LABELS = frozenset({"__aggregated_metric__", "__pattern__"})
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,8 @@ def _mine(
     for (stream_id, entries), fmt in zip(by_stream.items(), formats, strict=True):
         info = engine.store.index.get(tenant, stream_id)
         labels = () if info is None else info.labels
+        if any(name in _INTERNAL_LABELS for name, _ in labels):
+            continue
         for pattern, level, times in mine_stream(labels, entries, fmt, settings):
             samples = cluster_samples(times, window)
             if samples:

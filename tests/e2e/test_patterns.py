@@ -332,3 +332,13 @@ def test_tenants_merge_by_pattern(make_server: Callable[..., Server]) -> None:
             "samples": [[t0, 30], [t0 + 60, 30]],
         }
     ]
+
+
+def test_streams_the_reference_writes_itself_are_not_mined(server: Server, tenant: str) -> None:
+    minute0 = _minute0()
+    entries = [(minute0 + i * SECOND, f"pattern entry {i} written back") for i in range(40)]
+    with server.client(tenant) as client:
+        pushed = push(client, [({"app": "internal", "__pattern__": "svc"}, entries)])
+        assert pushed.status_code == 204, pushed.text
+        response = _get(client, query='{app="internal"}', start=str(minute0))
+    assert response.json() == {"status": "success", "data": []}
