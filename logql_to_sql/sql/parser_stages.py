@@ -14,6 +14,7 @@ from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
 from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, sql
+from logql_to_sql.sql.frame import JSON_LOOKUP
 from logql_to_sql.syntax import ast
 
 __all__ = [
@@ -317,7 +318,7 @@ def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:
 
 @dataclass(frozen=True)
 class Hinted:
-    """A parse limited to some keys: ``lookup`` is computed first (as column ``hj``)."""
+    """A parse limited to some keys: ``lookup`` is computed first (as ``JSON_LOOKUP``)."""
 
     lookup: exp.Expr
     parsed: Parsed
@@ -363,7 +364,8 @@ def json_hinted(keys: tuple[str, ...]) -> Hinted:
         candidates = []
         for path in json_candidate_paths(key):
             paths.append(path)
-            candidates.append(sql(JSON_SCALAR, v=sql("list_extract(hj, :i)", i=len(paths))))
+            element = sql("list_extract(:lookup, :i)", lookup=exp.column(JSON_LOOKUP), i=len(paths))
+            candidates.append(sql(JSON_SCALAR, v=element))
         value = (
             candidates[0]
             if len(candidates) == 1

@@ -28,12 +28,13 @@ from logql_to_sql.sql.compiler import (
     time_range,
 )
 from logql_to_sql.sql.dialect import sql
-from logql_to_sql.sql.frame import Frame
+from logql_to_sql.sql.frame import ERROR, ERROR_DETAILS, TS, UNWRAPPED, Frame, group_key
 from logql_to_sql.sql.hints import Needed, stage_reads
 from logql_to_sql.sql.label_filters import (
     ValueOf,
     bytes_of,
     compile_label_filter,
+    filtered,
     float_of,
     label_value,
     seconds_of,
@@ -144,7 +145,7 @@ def compile_range_aggregation(
     assert partials is not None
     return RangePlan(
         samples,
-        exp.select(sql("'pipeline error'").as_("err"))
+        exp.select(sql("'pipeline error'").as_(ERROR))
         .from_(entries_name, copy=False)
         .where(sql("bad"), copy=False)
         .limit(1, copy=False),
@@ -238,26 +239,29 @@ def _pipeline_entries(
     else:
         frame = _unwrapped(frame, unwrap, value_of)
         final = sql("list_filter(:l, e -> e.key <> :n)", l=labels.copy(), n=unwrap.label)
-        rows, value = frame.select, exp.column("uv")
+        rows, value = frame.select, exp.column(UNWRAPPED)
     if columnar_keys is not None and group is not None:
         # Group on the label values themselves; the label list is built per series after.
-        keys = [value_of(name).as_(f"g{i}") for i, name in enumerate(columnar_keys)]
-        entries = exp.select(exp.column("ts"), *keys, value.as_("v"), exp.column("err")).from_(
+        keys = [value_of(name).as_(group_key(i)) for i, name in enumerate(columnar_keys)]
+        entries = exp.select(exp.column(TS), *keys, value.as_("v"), exp.column(ERROR)).from_(
             rows.subquery("pipe", copy=False)
         )
         return _Entries(
-            entries, [f"g{i}" for i in range(len(columnar_keys))], _labels_of_keys(columnar_keys)
+            entries,
+            [group_key(i) for i in range(len(columnar_keys))],
+            _labels_of_keys(columnar_keys),
         ), partial(_probe, rows)
     entries = exp.select(
-        exp.column("ts"), final.as_("labels"), value.as_("v"), exp.column("err")
+        exp.column(TS), final.as_("labels"), value.as_("v"), exp.column(ERROR)
     ).from_(rows.subquery("pipe", copy=False))
     return _Entries(entries, ["labels"], None), partial(_probe, rows)
 
 
 def _labels_of_keys(names: list[str]) -> exp.Expr:
-    """The label list of a series grouped by the values ``g<i>`` of ``names``."""
+    """The label list of a series grouped by the values ``group_key(i)`` of ``names``."""
     items = [
-        sql("{'key': :k, 'value': :v}", k=n, v=exp.column(f"g{i}")) for i, n in enumerate(names)
+        sql("{'key': :k, 'value': :v}", k=n, v=exp.column(group_key(i)))
+        for i, n in enumerate(names)
     ]
     return sql("list_filter(:items, e -> e.value IS NOT NULL)", items=exp.Array(expressions=items))
 
@@ -265,9 +269,9 @@ def _labels_of_keys(names: list[str]) -> exp.Expr:
 def _probe(rows: exp.Select) -> exp.Select:
     """One failing entry of ``rows`` (copied: ``rows`` also feeds the samples)."""
     return (
-        exp.select(exp.column("err"))
+        exp.select(exp.column(ERROR))
         .from_(rows.copy().subquery("pipe", copy=False), copy=False)
-        .where(sql("err IS NOT NULL"), copy=False)
+        .where(sql(":error IS NOT NULL", error=exp.column(ERROR)), copy=False)
         .limit(1, copy=False)
     )
 
@@ -285,7 +289,8 @@ def _columnar_names(
 
 
 def _unwrapped(frame: Frame, unwrap: ast.Unwrap, value_of: ValueOf) -> Frame:
-    """Entries with a value ``uv`` from the unwrapped label (missing or empty: no sample)."""
+    """Entries with a value ``UNWRAPPED`` from the unwrapped label (missing or empty: no
+    sample)."""
     raw = value_of(unwrap.label)
     conversion = {
         None: float_of,
@@ -294,27 +299,26 @@ def _unwrapped(frame: Frame, unwrap: ast.Unwrap, value_of: ValueOf) -> Frame:
         ast.UnwrapConversion.DURATION_SECONDS: seconds_of,
     }[unwrap.conversion](raw.copy())
     converted = frame.next(
+        {
+            ERROR: sql(
+                "CASE WHEN :v IS NULL THEN 'SampleExtractionErr' ELSE :error END",
+                v=conversion.value.copy(),
+                error=exp.column(ERROR),
+            ),
+            ERROR_DETAILS: sql(
+                "CASE WHEN :v IS NULL THEN :d ELSE :error_details END",
+                v=conversion.value.copy(),
+                d=conversion.error,
+                error_details=exp.column(ERROR_DETAILS),
+            ),
+        },
         # One mention of the value: DuckDB inlines it into the filter once per mention.
         where=sql(":r <> ''", r=raw.copy()),
-        extras={"uv": sql("coalesce(:v, 0)", v=conversion.value.copy())},
-        err=sql(
-            "CASE WHEN :v IS NULL THEN 'SampleExtractionErr' ELSE err END",
-            v=conversion.value.copy(),
-        ),
-        errd=sql(
-            "CASE WHEN :v IS NULL THEN :d ELSE errd END",
-            v=conversion.value.copy(),
-            d=conversion.error,
-        ),
+        extras={UNWRAPPED: sql("coalesce(:v, 0)", v=conversion.value.copy())},
     )
     for post in unwrap.post_filters:
         check = compile_label_filter(post, value_of)
-        converted = converted.next(
-            where=check.keep,
-            extras={"uv": exp.column("uv")},
-            err=sql("CASE WHEN err IS NULL THEN :e ELSE err END", e=check.error),
-            errd=sql("CASE WHEN err IS NULL THEN :d ELSE errd END", d=check.details),
-        )
+        converted = filtered(converted, check, extras={UNWRAPPED: exp.column(UNWRAPPED)})
     return converted
 
 
@@ -328,10 +332,10 @@ def error_labels_probe(node: ast.RangeAggregation, grid: Grid) -> exp.Select:
     return (
         exp.select(
             sql("list_sort(map_entries(:m))", m=final_labels()).as_("labels"),
-            exp.column("err"),
+            exp.column(ERROR),
         )
         .from_(frame.select.subquery("pipe", copy=False), copy=False)
-        .where(sql("err IS NOT NULL"), copy=False)
+        .where(sql(":error IS NOT NULL", error=exp.column(ERROR)), copy=False)
         .limit(1)
     )
 
@@ -420,9 +424,11 @@ def _aggregate(
     placed = exp.select(
         *keys, kmin.as_("kmin"), kmax.as_("kmax"), exp.column("ts"), exp.column("v")
     ).from_(entries.select.subquery("e", copy=False))
-    flags = [sql("bool_or(err IS NOT NULL)").as_("bad")] if shared else []
+    flags = (
+        [sql("bool_or(:error IS NOT NULL)", error=exp.column(ERROR)).as_("bad")] if shared else []
+    )
     carried = ["bad"] if shared else []
-    placed = placed.select(exp.column("err"), copy=False) if shared else placed
+    placed = placed.select(exp.column(ERROR), copy=False) if shared else placed
     partials = exp.select(
         *entries.keys, "kmin", "kmax", sql(partial, phi=_phi(node)).as_("p"), *flags
     ).from_(placed.subquery("placed", copy=False), copy=False)
