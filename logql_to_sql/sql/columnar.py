@@ -71,7 +71,7 @@ _SUPPORTED = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ColumnarLabels:
     """Which column holds which label."""
 
@@ -130,7 +130,7 @@ def stream_lookups(names: frozenset[str]) -> tuple[str, ...]:
 
 
 def columnar_pipeline(
-    source: exp.Select, stages: tuple[ast.Stage, ...], names: frozenset[str]
+    source: exp.Select, stages: tuple[ast.Stage, ...], *, names: frozenset[str]
 ) -> tuple[Frame, ColumnarLabels] | None:
     """The pipeline over ``source`` tracking only ``names``; None if unsupported.
 
@@ -140,7 +140,8 @@ def columnar_pipeline(
     if not columnar_supported(stages):
         return None
     tracked = ColumnarLabels(
-        tuple(sorted(names - {"__error__", "__error_details__"})), stream_lookups(names)
+        names=tuple(sorted(names - {"__error__", "__error_details__"})),
+        lookups=stream_lookups(names),
     )
     frame = _base(source, tracked)
     for stage in stages:

@@ -62,7 +62,7 @@ class Direction(enum.Enum):
     BACKWARD = "backward"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LogQueryPlan:
     """The compiled query and the shape of its rows.
 
@@ -131,11 +131,11 @@ def compile_log_query(
             .order_by(order[0].copy())
         )
         return LogQueryPlan(
-            _deduplicated(candidates, limit, order, margin),
-            False,
-            limit,
-            direction is Direction.BACKWARD,
-            margin,
+            select=_deduplicated(candidates, limit=limit, order=order, margin=margin),
+            labels_final=False,
+            limit=limit,
+            backward=backward,
+            margin=margin,
         )
     first = filtering_pipeline(
         query.selector.matchers, [*time_range(start_ns, end_ns), *line_filters], rest
@@ -152,17 +152,17 @@ def compile_log_query(
         .from_(first.select.subquery("p1", copy=False), copy=False)
         .order_by(order[0].copy())
     )
-    survivors = _deduplicated(survivors, limit, order, margin)
+    survivors = _deduplicated(survivors, limit=limit, order=order, margin=margin)
     if labels_left:
         # With filters after the parser, the filtering pipeline ran it: its error is set.
         if len(rest) == 1:
             survivors = _with_json_error(survivors).order_by(*[o.copy() for o in order])
         return LogQueryPlan(
-            survivors,
-            False,
-            limit,
-            backward,
-            margin,
+            select=survivors,
+            labels_final=False,
+            limit=limit,
+            backward=backward,
+            margin=margin,
             json_labels_left=True,
         )
     second_source = (
@@ -193,7 +193,9 @@ def compile_log_query(
         # The survivors are few: computed once, read by the pipeline and the count.
         .with_("p2", as_=survivors, materialized=True, copy=False)
     )
-    return LogQueryPlan(select, True, limit, direction is Direction.BACKWARD, margin)
+    return LogQueryPlan(
+        select=select, labels_final=True, limit=limit, backward=backward, margin=margin
+    )
 
 
 def _json_then_filters(stages: tuple[ast.Stage, ...]) -> bool:
@@ -229,7 +231,7 @@ def _with_json_error(survivors: exp.Select) -> exp.Select:
 
 
 def _deduplicated(
-    candidates: exp.Select, limit: int | None, order: list[exp.Ordered], margin: int = 2
+    candidates: exp.Select, *, limit: int | None, order: list[exp.Ordered], margin: int
 ) -> exp.Select:
     """Entries identical in time, line and metadata within a stream count once.
 
@@ -271,8 +273,8 @@ def time_range(start_ns: int | exp.Expr, end_ns: int | exp.Expr) -> list[exp.Exp
 def entry_source(
     matchers: tuple[ast.Matcher, ...],
     conditions: list[exp.Expr],
-    stream_values: tuple[str, ...] = (),
     *,
+    stream_values: tuple[str, ...] = (),
     with_labels: bool = True,
 ) -> exp.Select:
     """Entries of matching streams with their stream labels, under ``conditions``; each
@@ -357,16 +359,16 @@ def filtering_pipeline(
         if columnar_supported(needed):
             lookups = stream_lookups(frozenset(reads))
             columnar = columnar_pipeline(
-                entry_source(matchers, conditions, lookups, with_labels=False),
+                entry_source(matchers, conditions, stream_values=lookups, with_labels=False),
                 needed,
-                frozenset(reads),
+                names=frozenset(reads),
             )
             if columnar is not None:
                 return columnar[0]
     return compile_pipeline(entry_source(matchers, conditions), stages, wanted=frozenset())
 
 
-def compile_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...], wanted: Needed) -> Frame:
+def compile_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...], *, wanted: Needed) -> Frame:
     """The frame after every stage, over ``source`` rows (see ``frame.base_frame``)."""
     compiler = StageCompiler()
     frame = base_frame(source)

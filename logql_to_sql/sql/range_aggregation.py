@@ -58,7 +58,7 @@ _BYTES = {R.BYTES_OVER_TIME, R.BYTES_RATE}
 _PER_SECOND = {R.RATE, R.BYTES_RATE}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Grid:
     """Evaluation times ``start_ns + k * step_ns`` for ``k < steps``."""
 
@@ -80,13 +80,13 @@ class Grid:
         return exp.paren(exp.Add(this=start, expression=exp.Literal.number(delta_ns)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RangePlan:
     """Samples of a range aggregation; a cheap query telling whether an entry failed, and
     one finding its full labels for the error message."""
 
     samples: exp.Select
-    error_probe: exp.Select | None
+    error_probe: exp.Select | None = None
     error_labels: Callable[[], exp.Select] | None = None
     """Builds the labels query (only needed, so only built, once an entry failed)."""
     materialized: tuple[str, exp.Select] | None = None
@@ -106,6 +106,7 @@ def grouped_labels(labels: exp.Expr, grouping: ast.Grouping | None) -> exp.Expr:
 
 def compile_range_aggregation(
     node: ast.RangeAggregation,
+    *,
     grid: Grid,
     grouping: ast.Grouping | None = None,
     entries_name: str | None = None,
@@ -124,9 +125,8 @@ def compile_range_aggregation(
     line_filters = [line_filter_condition(s, exp.column("line")) for s in leading]
     if not rest and log_range.unwrap is None:
         entries = _Entries(
-            _label_only_entries(node, log_range, [*time_window, *line_filters]),
-            ["stream_id", "metadata"],
-            None,
+            select=_label_only_entries(node, log_range, [*time_window, *line_filters]),
+            keys=["stream_id", "metadata"],
             by_stream=True,
         )
         probe = None
@@ -137,20 +137,24 @@ def compile_range_aggregation(
     if probe is not None and group is not None and "__error__" in _kept_names(group):
         probe = None
     if probe is None or entries_name is None:
-        samples, _ = _aggregate(node, entries, grid, group)
+        samples, _ = _aggregate(node, entries, grid=grid, group=group)
         if probe is None:
-            return RangePlan(samples, None)
-        return RangePlan(samples, probe(), partial(error_labels_probe, node, grid))
-    samples, partials = _aggregate(node, entries, grid, group, shared=entries_name)
+            return RangePlan(samples=samples)
+        return RangePlan(
+            samples=samples,
+            error_probe=probe(),
+            error_labels=partial(error_labels_probe, node, grid=grid),
+        )
+    samples, partials = _aggregate(node, entries, grid=grid, group=group, shared=entries_name)
     assert partials is not None
     return RangePlan(
-        samples,
-        exp.select(sql("'pipeline error'").as_(ERROR))
+        samples=samples,
+        error_probe=exp.select(sql("'pipeline error'").as_(ERROR))
         .from_(entries_name, copy=False)
         .where(sql("bad"), copy=False)
         .limit(1, copy=False),
-        partial(error_labels_probe, node, grid),
-        (entries_name, partials),
+        error_labels=partial(error_labels_probe, node, grid=grid),
+        materialized=(entries_name, partials),
     )
 
 
@@ -217,11 +221,11 @@ def _pipeline_entries(
             entry_source(
                 log_range.selector.matchers,
                 conditions,
-                stream_lookups(names),
+                stream_values=stream_lookups(names),
                 with_labels=False,
             ),
             stages,
-            names,
+            names=names,
         )
         if columnar is not None:
             frame, tracked = columnar
@@ -231,7 +235,7 @@ def _pipeline_entries(
             columnar_keys = sorted(set(group.labels) - unwrapped)
     if frame is None:
         source = entry_source(log_range.selector.matchers, conditions)
-        frame = compile_pipeline(source, stages, _wanted(group, log_range))
+        frame = compile_pipeline(source, stages, wanted=_wanted(group, log_range))
         value_of = label_value
         labels = sql("list_sort(map_entries(:m))", m=final_labels())
     if unwrap is None:
@@ -247,14 +251,14 @@ def _pipeline_entries(
             rows.subquery("pipe", copy=False)
         )
         return _Entries(
-            entries,
-            [group_key(i) for i in range(len(columnar_keys))],
-            _labels_of_keys(columnar_keys),
+            select=entries,
+            keys=[group_key(i) for i in range(len(columnar_keys))],
+            labels=_labels_of_keys(columnar_keys),
         ), partial(_probe, rows)
     entries = exp.select(
         exp.column(TS), final.as_("labels"), value.as_("v"), exp.column(ERROR)
     ).from_(rows.subquery("pipe", copy=False))
-    return _Entries(entries, ["labels"], None), partial(_probe, rows)
+    return _Entries(select=entries, keys=["labels"]), partial(_probe, rows)
 
 
 def _labels_of_keys(names: list[str]) -> exp.Expr:
@@ -322,11 +326,11 @@ def _unwrapped(frame: Frame, unwrap: ast.Unwrap, value_of: ValueOf) -> Frame:
     return converted
 
 
-def error_labels_probe(node: ast.RangeAggregation, grid: Grid) -> exp.Select:
+def error_labels_probe(node: ast.RangeAggregation, *, grid: Grid) -> exp.Select:
     """The full labels and error of one failing entry, for the error message."""
     log_range = node.range
     source = entry_source(log_range.selector.matchers, _time_window(grid, log_range))
-    frame = compile_pipeline(source, hoist_line_filters(log_range.stages), None)
+    frame = compile_pipeline(source, hoist_line_filters(log_range.stages), wanted=None)
     if log_range.unwrap is not None:
         frame = _unwrapped(frame, log_range.unwrap, label_value)
     return (
@@ -390,20 +394,21 @@ _PARTIALS: dict[ast.RangeOp, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Entries:
     """Entries ``(ts, <keys>, v)``: the keys identify a series, ``labels`` (over the keys)
     builds its label list after aggregation; ``by_stream`` keys are stream id and metadata."""
 
     select: exp.Select
     keys: list[str]
-    labels: exp.Expr | None
+    labels: exp.Expr | None = None
     by_stream: bool = False
 
 
 def _aggregate(
     node: ast.RangeAggregation,
     entries: _Entries,
+    *,
     grid: Grid,
     group: ast.Grouping | None,
     shared: str | None = None,

@@ -410,7 +410,7 @@ class StageCompiler:
     def visit_LogfmtParser(self, frame: Frame, stage: ast.LogfmtParser, needed: Needed) -> Frame:
         if needed is None or stage.extractions or stage.strict:
             return self._merge(frame, logfmt(stage))
-        return self._merge(frame, logfmt_hinted(_source_keys(needed), stage.keep_empty))
+        return self._merge(frame, logfmt_hinted(_source_keys(needed), keep_empty=stage.keep_empty))
 
     def visit_RegexpParser(self, frame: Frame, stage: ast.RegexpParser, needed: Needed) -> Frame:
         return self._merge(frame, regexp(stage))
