@@ -218,6 +218,10 @@ def _regex_replace_literal(regex: str, text: str, repl: str) -> str:
     return goregex.replace_all(regex, text, repl, literal=True)
 
 
+def _count(regex: str, text: str) -> int:
+    return goregex.count_matches(regex, text)
+
+
 def _f(fn: Any, *params: str, variadic: str | None = None) -> Func:
     return Func(fn, params, variadic)
 
@@ -258,6 +262,6 @@ TEXT_FUNCTIONS: Final = {
     "b64dec": _f(_b64dec, S),
     "regexReplaceAll": _f(_regex_replace, S, S, S),
     "regexReplaceAllLiteral": _f(_regex_replace_literal, S, S, S),
-    "count": _f(goregex.count_matches, S, S),
+    "count": _f(_count, S, S),
     "fromJson": _f(_from_json, S),
 }
