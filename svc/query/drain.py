@@ -114,7 +114,9 @@ def tokenize(line: str) -> tuple[list[str], list[str]]:
     """
     tokens: list[str] = []
     separators: list[str] = []
-    for match in _TOKENS.finditer(_MASKED.sub(_MASK, line)):
+    # Trailing whitespace ends no token; left in, each of its positions would rescan the
+    # rest of the run before failing (quadratic in the run's length).
+    for match in _TOKENS.finditer(_MASKED.sub(_MASK, line).rstrip()):
         sep, token = match.groups()
         if token == _MASK or _VARIABLE_WORD.fullmatch(token):
             token = PARAM

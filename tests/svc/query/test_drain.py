@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from svc.query.drain import PARAM, DrainConfig, DrainMiner, tokenize
@@ -114,3 +116,11 @@ def test_max_children_routes_new_tokens_to_wildcard_branch() -> None:
     patterns = sorted(c.pattern for c in miner.clusters())
     assert "user <_> signed out" in patterns
     assert len(patterns) == 3
+
+
+def test_tokenize_is_linear_in_trailing_whitespace() -> None:
+    """A long run of trailing blanks once cost time quadratic in its length."""
+    started = time.perf_counter()
+    tokens, _ = tokenize("a" + " " * 256 * 1024)
+    assert tokens == ["a"]
+    assert time.perf_counter() - started < 1.0
