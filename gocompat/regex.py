@@ -21,6 +21,7 @@ import re2
 
 from gocompat.regex_syntax import RegexSyntaxError, capture_names
 from gocompat.template.errors import GoError
+from gocompat.template.limits import reserve
 
 __all__ = ["GoRegexp", "compile_go", "count_matches", "encode_text", "replace_all"]
 
@@ -204,15 +205,18 @@ def replace_all(pattern: str, text: str, repl: str, *, literal: bool) -> str:
     data = encode_text(text)
     pieces: list[_Piece] = [encode_text(repl)] if literal else _expansion(repl, regex)
     out: list[bytes] = []
-    last, pos, end = 0, 0, len(data)
+    last, pos, end, size = 0, 0, len(data), 0
     while pos <= end:
         spans = regex.search(data, pos)
         if spans is None:
             break
         start, stop = spans[0]
         out.append(data[last:start])
+        size += start - last
         if stop > last or start == 0:
             out.append(_expand(pieces, spans, data))
+            size += len(out[-1])
+            reserve(size)  # every match may expand to more than it replaces
         last = stop
         width = _rune_width(data, pos)
         if pos + width > stop:
