@@ -15,7 +15,14 @@ from typing import ClassVar
 from sqlglot import exp
 
 from logql_to_sql.errors import UnsupportedError
-from logql_to_sql.sql.dialect import UDF_IP_MATCH, UDF_TEMPLATE, contains, regex_search, sql
+from logql_to_sql.sql.dialect import (
+    UDF_IP_MATCH,
+    UDF_TEMPLATE,
+    contains,
+    query_id,
+    regex_search,
+    sql,
+)
 from logql_to_sql.sql.frame import Frame, with_entries
 from logql_to_sql.sql.hints import Needed
 from logql_to_sql.sql.label_filters import compile_label_filter
@@ -129,6 +136,7 @@ def _render(template: str, kind: str, labels: exp.Expr) -> exp.Expr:
             labels,
             exp.column("line"),
             exp.column("ts"),
+            query_id(),
         ],
     )
 

@@ -8,19 +8,24 @@ tenant ID), ``streams`` the tenant's stream index as an Arrow table.
 from __future__ import annotations
 
 import itertools
+import shutil
 import threading
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from logql_to_sql import DIALECT, LogQueryPlan
+from gocompat.durations import format_humanize_bytes
+from logql_to_sql import DIALECT, QUERY_VARIABLE, LogQueryPlan
 from schemas.log_rows import HEAD_SCHEMA
-from svc.errors import GatewayTimeoutError
+from svc.errors import BadRequestError, GatewayTimeoutError
+from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
 from svc.storage.catalog import FileEntry
@@ -34,10 +39,17 @@ warnings.filterwarnings(
     "ignore", message="Arrow output on a DB-API result makes an extra copy", category=UserWarning
 )
 
-_TIMEOUT_MESSAGE = (
-    "request timed out, decrease the duration of the request or add more label matchers "
-    "(prefer exact match over regex match) to reduce the amount of data processed"
-)
+
+
+def too_much_memory(limit: int) -> BadRequestError:
+    """The answer for a query that does not fit in the engine's memory (the reference's
+    "query too large" message; 400 as its size limits)."""
+    size = format_humanize_bytes(limit)
+    return BadRequestError(
+        f"un-shardable query too large to execute on a single querier: (query: more than "
+        f"{size} of memory, limit: {size}); consider adding more specific stream selectors "
+        "or reduce the time range of the query"
+    )
 
 
 @dataclass
@@ -69,11 +81,26 @@ class QueryEngine:
         timeout_seconds: float,
         scan_group_rows: int = 4_000_000,
         threads: int = 2,
+        memory_limit: int | None = None,
+        spill_dir: Path | None = None,
+        template_line_chars: int = 4 * 1024 * 1024,
+        template_query_chars: int = 1024 * 1024 * 1024,
     ) -> None:
         self.store = store
         self.scan_group_rows = scan_group_rows
         self.timeout_seconds = timeout_seconds
-        self._db = duckdb.connect(config={"threads": threads})
+        self.template_line_chars = template_line_chars
+        self.template_query_chars = template_query_chars
+        config: dict[str, Any] = {"threads": threads}
+        self.memory_limit = memory_limit
+        if memory_limit is not None:
+            config["memory_limit"] = f"{memory_limit}B"
+        if spill_dir is not None:
+            # Only the engine writes there; what a killed process left is garbage.
+            shutil.rmtree(spill_dir, ignore_errors=True)
+            spill_dir.mkdir(parents=True, exist_ok=True)
+            config["temp_directory"] = str(spill_dir)
+        self._db = duckdb.connect(config=config)
         register_udfs(self._db)
         self._names = itertools.count()
         self._lock = threading.Lock()
@@ -147,23 +174,43 @@ class QueryEngine:
         started = time.perf_counter()
         cursor = self._db.cursor()
         try:
-            sql = self.bound_sql(select, view, cursor)
-            timer = threading.Timer(self.timeout_seconds, cursor.interrupt)
-            timer.start()
-            try:
-                # A statement run directly: ``cursor.sql`` would bind it once more to
-                # describe a relation first (about 8 ms on a pipeline's SQL). The copy the
-                # warning mentions is of the result rows only: small for limited log
-                # queries and aggregated samples, linear in the rows for the others.
-                result = cursor.execute(sql).to_arrow_table()
-            except duckdb.InterruptException as exc:
-                raise GatewayTimeoutError(_TIMEOUT_MESSAGE) from exc
-            finally:
-                timer.cancel()
+            with registered(
+                self.timeout_seconds,
+                line_chars=self.template_line_chars,
+                query_chars=self.template_query_chars,
+            ) as context:
+                sql = self.bound_sql(select, view, cursor)
+                cursor.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
+                result = self._run(cursor, sql, context)
         finally:
             cursor.close()
         stats.exec_seconds += time.perf_counter() - started
         return result
+
+    def _run(self, cursor: duckdb.DuckDBPyConnection, sql: str, context: QueryContext) -> pa.Table:
+        """Execute under the query's deadline; engine failures become the service's answers.
+
+        The timer interrupts DuckDB's own work at the deadline; our Python functions stop
+        themselves (they check the context), and the reason they recorded wins.
+        """
+        timer = threading.Timer(self.timeout_seconds, cursor.interrupt)
+        timer.start()
+        try:
+            # A statement run directly: ``cursor.sql`` would bind it once more to describe
+            # a relation first (about 8 ms on a pipeline's SQL). The copy the warning
+            # mentions is of the result rows only: small for limited log queries and
+            # aggregated samples, linear in the rows for the others.
+            return cursor.execute(sql).to_arrow_table()
+        except duckdb.Error as exc:
+            if context.reason is not None:
+                raise context.reason from exc
+            if isinstance(exc, duckdb.InterruptException):
+                raise GatewayTimeoutError(TIMEOUT_MESSAGE) from exc
+            if isinstance(exc, duckdb.OutOfMemoryException) and self.memory_limit:
+                raise too_much_memory(self.memory_limit) from exc
+            raise
+        finally:
+            timer.cancel()
 
     def bound_sql(
         self, select: exp.Select | str, view: AnyView, cursor: duckdb.DuckDBPyConnection
