@@ -17,8 +17,8 @@ import yaml
 from gocompat.durations import format_go_duration, format_prom_duration, parse_duration_seconds
 from gocompat.fmt import go_format_v
 from svc.config_schema import active_period, schema_config_errors
-from svc.query.memory import parse_memory_limit
 from svc.errors import ServiceError
+from svc.query.memory import parse_memory_limit
 from svc.tenancy import validate_tenant_id
 from svc.timestamps import parse_timestamp_ns
 
