@@ -100,6 +100,7 @@ class Runtime:
                 spill_dir=root / "query-spill",
                 template_line_chars=config.querier.max_template_line_size,
                 template_query_chars=config.querier.max_template_query_size,
+                max_concurrent=config.querier.max_concurrent,
             ),
             resolver=TenantResolver(
                 auth_enabled=config.auth_enabled,

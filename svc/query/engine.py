@@ -7,14 +7,19 @@ tenant ID), ``streams`` the tenant's stream index as an Arrow table.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
 import itertools
 import shutil
 import threading
 import time
 import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -34,11 +39,12 @@ from svc.storage.store import Store, StoreView
 __all__ = ["AnyView", "QueryEngine", "ScanStats"]
 
 AnyView = StoreView | MultiView
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 warnings.filterwarnings(
     "ignore", message="Arrow output on a DB-API result makes an extra copy", category=UserWarning
 )
-
 
 
 def too_much_memory(limit: int) -> BadRequestError:
@@ -85,6 +91,7 @@ class QueryEngine:
         spill_dir: Path | None = None,
         template_line_chars: int = 4 * 1024 * 1024,
         template_query_chars: int = 1024 * 1024 * 1024,
+        max_concurrent: int = 4,
     ) -> None:
         self.store = store
         self.scan_group_rows = scan_group_rows
@@ -101,9 +108,19 @@ class QueryEngine:
             spill_dir.mkdir(parents=True, exist_ok=True)
             config["temp_directory"] = str(spill_dir)
         self._db = duckdb.connect(config=config)
+        # Queries get their own threads: heavy ones then queue here, never in front of the
+        # default executor that /metrics, /flush and the WAL's helpers use.
+        self._pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="query")
         register_udfs(self._db)
         self._names = itertools.count()
         self._lock = threading.Lock()
+
+    async def call(
+        self, fn: Callable[Concatenate[QueryEngine, _P], _T], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """``fn(self, *args)`` on one of the engine's query threads, off the event loop."""
+        run = functools.partial(contextvars.copy_context().run, fn, self, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, run)
 
     def view(self, tenants: tuple[str, ...], start_ns: int, end_ns: int) -> AnyView:
         """What a query of these tenants reads (their union when there are several)."""
@@ -262,7 +279,8 @@ class QueryEngine:
         return name
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Stop the query threads and close the database connection."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
         self._db.close()
 
 
