@@ -109,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import uvicorn
 
     from svc.app import create_app
+    from svc.http_protocol import MAX_HEADER_BYTES, GoHeaderLimitProtocol
 
     # uvicorn re-raises the shutdown signal once it has stopped gracefully; a clean
     # shutdown on SIGTERM/SIGINT exits 0, as the reference does.
@@ -121,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log_config=None,
         timeout_graceful_shutdown=30,
         ws="websockets-sansio",
+        http=GoHeaderLimitProtocol,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
     return 0
 

@@ -93,6 +93,13 @@ def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes
     return text_response(str(exc.detail), exc.status_code)
 
 
+def _too_deep(request: Request[Any, Any, Any], exc: RecursionError) -> Response[bytes]:
+    # A client's input nested past what our recursive parsers and compiler handle
+    # (LogQL pipelines, OTLP values): the request's fault, answered as such.
+    log.warning("request nested too deeply on %s %s", request.method, request.url.path)
+    return text_response("request nested too deeply to process", 400)
+
+
 def _unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
     return text_response("internal server error", 500)
@@ -145,6 +152,7 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
             ServiceError: _service_error,
             LogQLError: _logql_error,
             HTTPException: _http_error,
+            RecursionError: _too_deep,
             Exception: _unexpected_error,
         },
         on_startup=[start],

@@ -9,14 +9,30 @@ from datetime import datetime
 __all__ = ["parse_timestamp_ns"]
 
 
+_MIN_NS = -(1 << 63)
+_MAX_NS = (1 << 63) - 1
+
+
 def parse_timestamp_ns(text: str) -> int:
-    """Unix ns of an API timestamp: float seconds, integer s/ns, or RFC 3339 (LOGQL.md 7)."""
+    """Unix ns of an API timestamp: float seconds, integer s/ns, or RFC 3339 (LOGQL.md 7).
+
+    Raises ValueError for a time outside int64 nanoseconds (Go's ``strconv.ParseInt``
+    message for an integer too large for int64).
+    """
     if "." in text and _is_float(text):
-        return round(float(text) * 1000) * 1_000_000
+        return _in_range(round(float(text) * 1000) * 1_000_000, text)
     if text.lstrip("-").isdigit():
         value = int(text)
-        return value * 1_000_000_000 if len(text.lstrip("-")) <= 10 else value
-    return _parse_rfc3339_ns(text)
+        if not _MIN_NS <= value <= _MAX_NS:
+            raise ValueError(f'strconv.ParseInt: parsing "{text}": value out of range')
+        return _in_range(value * 1_000_000_000 if len(text.lstrip("-")) <= 10 else value, text)
+    return _in_range(_parse_rfc3339_ns(text), text)
+
+
+def _in_range(ns: int, text: str) -> int:
+    if not _MIN_NS <= ns <= _MAX_NS:
+        raise ValueError(f'timestamp "{text}" is out of range')
+    return ns
 
 
 def _is_float(text: str) -> bool:

@@ -52,6 +52,7 @@ def query_id() -> exp.Expr:
     """The running query's id, as the engine's Python functions receive it."""
     return exp.Anonymous(this="getvariable", expressions=[exp.Literal.string(QUERY_VARIABLE)])
 
+
 Value = exp.Expr | str | int | float | bool | None | list[str]
 
 
