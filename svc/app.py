@@ -31,6 +31,7 @@ from svc.api.index import (
 )
 from svc.api.labels import label_values_handler, labels, series, series_post
 from svc.api.legacy import legacy_label_values, legacy_labels, legacy_query
+from svc.api.openapi import openapi_json
 from svc.api.ops import ops_routes
 from svc.api.otlp import otlp_logs
 from svc.api.patterns import patterns
@@ -76,6 +77,7 @@ ROUTES = [
     detected_fields_post,
     detected_field_values,
     detected_field_values_post,
+    openapi_json,
 ]
 
 
