@@ -16,23 +16,21 @@ _MAX_NS = (1 << 63) - 1
 def parse_timestamp_ns(text: str) -> int:
     """Unix ns of an API timestamp: float seconds, integer s/ns, or RFC 3339 (LOGQL.md 7).
 
-    Raises ValueError for a time outside int64 nanoseconds (Go's ``strconv.ParseInt``
-    message for an integer too large for int64).
+    An integer beyond int64 raises ValueError with Go's ``strconv.ParseInt`` message; a
+    valid time beyond int64 nanoseconds (after 2262, say) is clamped to the int64 range.
     """
     if "." in text and _is_float(text):
-        return _in_range(round(float(text) * 1000) * 1_000_000, text)
+        return _clamped(round(float(text) * 1000) * 1_000_000)
     if text.lstrip("-").isdigit():
         value = int(text)
         if not _MIN_NS <= value <= _MAX_NS:
             raise ValueError(f'strconv.ParseInt: parsing "{text}": value out of range')
-        return _in_range(value * 1_000_000_000 if len(text.lstrip("-")) <= 10 else value, text)
-    return _in_range(_parse_rfc3339_ns(text), text)
+        return _clamped(value * 1_000_000_000 if len(text.lstrip("-")) <= 10 else value)
+    return _clamped(_parse_rfc3339_ns(text))
 
 
-def _in_range(ns: int, text: str) -> int:
-    if not _MIN_NS <= ns <= _MAX_NS:
-        raise ValueError(f'timestamp "{text}" is out of range')
-    return ns
+def _clamped(ns: int) -> int:
+    return min(max(ns, _MIN_NS), _MAX_NS)
 
 
 def _is_float(text: str) -> bool:

@@ -199,3 +199,36 @@ def test_request_heads_over_go_header_limit_are_431(server: Server, where: str) 
         answer = _raw_get(server, "/ready", f"X-Big: {big}\r\n")
     assert answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
     assert answer.endswith(b"\r\n\r\n431 Request Header Fields Too Large")
+
+
+EDGE_PATHS = [
+    "/loki/api/v1/query_range",
+    "/loki/api/v1/labels",
+    "/loki/api/v1/label/app/values",
+    "/loki/api/v1/series",
+    "/loki/api/v1/index/stats",
+    "/loki/api/v1/index/volume",
+    "/loki/api/v1/index/volume_range",
+    "/loki/api/v1/detected_fields",
+    "/loki/api/v1/detected_field/app/values",
+    "/loki/api/v1/patterns",
+]
+
+
+@pytest.mark.parametrize("path", EDGE_PATHS)
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        (str(-(1 << 63)), str((1 << 63) - 1)),
+        ("0", "2999-01-01T00:00:00Z"),
+        ("1.0e300", "9999999999"),
+        ("-9999999999", "1"),
+    ],
+)
+def test_extreme_but_valid_times_never_answer_5xx(
+    server: Server, tenant: str, path: str, start: str, end: str
+) -> None:
+    params = {"query": '{app="x"}', "match[]": '{app="x"}', "start": start, "end": end}
+    with server.client(tenant) as client:
+        response = client.get(path, params={**params, "step": "86400000"})
+    assert response.status_code < 500, response.text
