@@ -40,6 +40,10 @@ __all__ = ["AnyView", "QueryEngine", "ScanStats"]
 
 AnyView = StoreView | MultiView
 _P = ParamSpec("_P")
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "query_deadline", default=None
+)
+"""``time.monotonic()`` by which the request's queries must finish, set by :meth:`call`."""
 _T = TypeVar("_T")
 
 warnings.filterwarnings(
@@ -118,8 +122,14 @@ class QueryEngine:
     async def call(
         self, fn: Callable[Concatenate[QueryEngine, _P], _T], *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:
-        """``fn(self, *args)`` on one of the engine's query threads, off the event loop."""
-        run = functools.partial(contextvars.copy_context().run, fn, self, *args, **kwargs)
+        """``fn(self, *args)`` on one of the engine's query threads, off the event loop.
+
+        Every statement ``fn`` executes shares one deadline, ``query_timeout`` from now
+        (time spent waiting for a thread counts, as in the reference's queue).
+        """
+        context = contextvars.copy_context()
+        context.run(_DEADLINE.set, time.monotonic() + self.timeout_seconds)
+        run = functools.partial(context.run, fn, self, *args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(self._pool, run)
 
     def view(self, tenants: tuple[str, ...], start_ns: int, end_ns: int) -> AnyView:
@@ -189,28 +199,38 @@ class QueryEngine:
         ``select`` is a compiled tree or its rendered text (a cached plan).
         """
         started = time.perf_counter()
+        deadline = _DEADLINE.get()
+        remaining = self.timeout_seconds if deadline is None else deadline - time.monotonic()
+        if remaining <= 0:
+            raise GatewayTimeoutError(TIMEOUT_MESSAGE)
         cursor = self._db.cursor()
         try:
             with registered(
-                self.timeout_seconds,
+                remaining,
                 line_chars=self.template_line_chars,
                 query_chars=self.template_query_chars,
             ) as context:
                 sql = self.bound_sql(select, view, cursor)
                 cursor.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
-                result = self._run(cursor, sql, context)
+                result = self._run(cursor, sql, context, remaining)
         finally:
             cursor.close()
         stats.exec_seconds += time.perf_counter() - started
         return result
 
-    def _run(self, cursor: duckdb.DuckDBPyConnection, sql: str, context: QueryContext) -> pa.Table:
+    def _run(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        sql: str,
+        context: QueryContext,
+        timeout_seconds: float,
+    ) -> pa.Table:
         """Execute under the query's deadline; engine failures become the service's answers.
 
         The timer interrupts DuckDB's own work at the deadline; our Python functions stop
         themselves (they check the context), and the reason they recorded wins.
         """
-        timer = threading.Timer(self.timeout_seconds, cursor.interrupt)
+        timer = threading.Timer(timeout_seconds, cursor.interrupt)
         timer.start()
         try:
             # A statement run directly: ``cursor.sql`` would bind it once more to describe

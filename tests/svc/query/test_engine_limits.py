@@ -154,3 +154,19 @@ def test_spill_directory_is_emptied_at_start(store: Store, tmp_path: Path) -> No
     (spill / "duckdb_temp_storage-0.tmp").write_bytes(b"left by a killed process")
     _engine(store, tmp_path).close()
     assert spill.is_dir() and not any(spill.iterdir())
+
+
+def test_statements_of_one_request_share_its_deadline(store: Store, tmp_path: Path) -> None:
+    engine = _engine(store, tmp_path, timeout_seconds=0.5)
+
+    def request(engine: QueryEngine) -> int:
+        first = _run(engine, '{app="x"}', limit=10)
+        time.sleep(0.6)  # the request's time is spent: the next statement does not start
+        return first + _run(engine, '{app="x"}', limit=10)
+
+    try:
+        with pytest.raises(GatewayTimeoutError):
+            asyncio.run(engine.call(request))
+        assert asyncio.run(engine.call(_run, '{app="x"}', 10)) == 10
+    finally:
+        engine.close()
