@@ -40,6 +40,7 @@ __all__ = ["AnyView", "QueryEngine", "ScanStats"]
 
 AnyView = StoreView | MultiView
 _P = ParamSpec("_P")
+_RESULT_BATCH_ROWS = 65_536
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "query_deadline", default=None
 )
@@ -234,10 +235,19 @@ class QueryEngine:
         timer.start()
         try:
             # A statement run directly: ``cursor.sql`` would bind it once more to describe
-            # a relation first (about 8 ms on a pipeline's SQL). The copy the warning
-            # mentions is of the result rows only: small for limited log queries and
-            # aggregated samples, linear in the rows for the others.
-            return cursor.execute(sql).to_arrow_table()
+            # a relation first (about 8 ms on a pipeline's SQL). The result is read in
+            # batches so that one outside DuckDB's memory limit (say, millions of series
+            # before the series limit is checked) stops at the result budget.
+            reader = cursor.execute(sql).to_arrow_reader(_RESULT_BATCH_ROWS)
+            if reader is None:  # a statement without a result set
+                return pa.table({})
+            batches, size = [], 0
+            for batch in reader:
+                size += batch.nbytes
+                if self.memory_limit and size > self.memory_limit // 4:
+                    raise too_much_memory(self.memory_limit)
+                batches.append(batch)
+            return pa.Table.from_batches(batches, schema=reader.schema)
         except duckdb.Error as exc:
             if context.reason is not None:
                 raise context.reason from exc

@@ -170,3 +170,17 @@ def test_statements_of_one_request_share_its_deadline(store: Store, tmp_path: Pa
         assert asyncio.run(engine.call(_run, '{app="x"}', 10)) == 10
     finally:
         engine.close()
+
+
+def test_a_result_over_a_quarter_of_the_memory_limit_answers_400(
+    store: Store, tmp_path: Path
+) -> None:
+    engine = _engine(store, tmp_path, memory_limit=64 * 1024 * 1024)
+    view = engine.view((TENANT,), BASE, BASE + 10**12)
+    try:
+        with pytest.raises(BadRequestError):
+            engine.execute("SELECT range AS n FROM range(10000000)", view, ScanStats())
+        table = engine.execute("SELECT range AS n FROM range(100000)", view, ScanStats())
+        assert table.num_rows == 100_000
+    finally:
+        engine.close()
