@@ -82,7 +82,9 @@ def test_catastrophic_regex_in_a_template_is_fast(store: Store, tmp_path: Path) 
     engine = _engine(store, tmp_path)
     try:
         started = time.perf_counter()
-        count = _run(engine, '{app="x"} | line_format `{{ regexReplaceAll "(a+)+$" __line__ "x" }}`')
+        count = _run(
+            engine, '{app="x"} | line_format `{{ regexReplaceAll "(a+)+$" __line__ "x" }}`'
+        )
         assert count == ROWS
         assert time.perf_counter() - started < 5.0
     finally:
