@@ -154,7 +154,7 @@ class Catalog:
             rows = self._db.execute(
                 "SELECT * FROM files WHERE tenant=? AND max_ts>=? AND min_ts<? "
                 "ORDER BY max_ts DESC",
-                (tenant, start_ns, end_ns),
+                (tenant, _int64(start_ns), _int64(end_ns)),
             ).fetchall()
         return [FileEntry(*row) for row in rows]
 
@@ -190,3 +190,12 @@ class Catalog:
         """Close the database."""
         with self._lock:
             self._db.close()
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _int64(value: int) -> int:
+    """``value`` clamped into SQLite's integer range (timestamps are int64 nanoseconds;
+    a range computed past them still means "everything from here on")."""
+    return min(max(value, _INT64_MIN), _INT64_MAX)
