@@ -7,7 +7,9 @@ tenant ID), ``streams`` the tenant's stream index as an Arrow table.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import re
 import threading
 import time
 import warnings
@@ -35,6 +37,17 @@ warnings.filterwarnings(
     "ignore", message="Arrow output on a DB-API result makes an extra copy", category=UserWarning
 )
 
+_UNREADABLE_RETRIES = 3
+_UNREADABLE_WARNING = (
+    "some stored data could not be read and was set aside; the result may be incomplete"
+)
+# DuckDB errors that can come from a damaged or missing Parquet file (as opposed to a
+# query's own runtime errors, which are never blamed on a file).
+_FILE_TROUBLE = re.compile(
+    r"(?i)parquet|magic bytes|corrupt|decompress|no files found|too small|thrift|payload|"
+    r"failed to read file|could not (open|read)|dictionary|end of (file|stream)|zstd|snappy"
+)
+
 _TIMEOUT_MESSAGE = (
     "request timed out, decrease the duration of the request or add more label matchers "
     "(prefer exact match over regex match) to reduce the amount of data processed"
@@ -58,6 +71,8 @@ class ScanStats:
     margin_exhausted: bool = False
     """A limited log query read all the entries its plan allows (``LogQueryPlan.margin``)
     and still found fewer distinct ones than the limit: a larger margin may find more."""
+    warnings: list[str] = field(default_factory=list)
+    """Shown to the client in the response's ``warnings`` (files left out as unreadable)."""
 
 
 class QueryEngine:
@@ -143,8 +158,29 @@ class QueryEngine:
     def execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
         """Bind ``logs``/``streams`` to the view, run, return the Arrow result.
 
-        ``select`` is a compiled tree or its rendered text (a cached plan).
+        ``select`` is a compiled tree or its rendered text (a cached plan). When a file
+        of the view turns out unreadable, the store quarantines it and the query runs
+        again without it, with a warning in ``stats``.
         """
+        for _ in range(_UNREADABLE_RETRIES):
+            try:
+                return self._execute(select, view, stats)
+            except duckdb.Error as exc:
+                dropped = self._unreadable(view, exc)
+                if not dropped:
+                    raise
+                view = _without_files(view, dropped)
+                if _UNREADABLE_WARNING not in stats.warnings:
+                    stats.warnings.append(_UNREADABLE_WARNING)
+        return self._execute(select, view, stats)
+
+    def _unreadable(self, view: AnyView, exc: duckdb.Error) -> set[str]:
+        """The view's files a DuckDB error is due to, now quarantined (empty: none)."""
+        if not view.files or not _FILE_TROUBLE.search(str(exc)):
+            return set()
+        return set(self.store.quarantine_unreadable(view.files, str(exc)))
+
+    def _execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
         started = time.perf_counter()
         cursor = self._db.cursor()
         try:
@@ -218,6 +254,18 @@ class QueryEngine:
     def close(self) -> None:
         """Close the database connection."""
         self._db.close()
+
+
+def _without_files(view: AnyView, paths: set[str]) -> AnyView:
+    """The view without the files at ``paths``."""
+    if isinstance(view, MultiView):
+        parts = [(_without_store_files(part, paths), mask) for part, mask in view.parts]
+        return dataclasses.replace(view, parts=parts)
+    return _without_store_files(view, paths)
+
+
+def _without_store_files(view: StoreView, paths: set[str]) -> StoreView:
+    return dataclasses.replace(view, files=[f for f in view.files if f.path not in paths])
 
 
 def _sql_string(text: str) -> str:

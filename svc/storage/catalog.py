@@ -13,7 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Catalog", "FileEntry", "FileStreamRow", "StreamRow"]
+from svc.storage import faults
+
+__all__ = ["CATALOG_FILENAME", "Catalog", "FileEntry", "FileStreamRow", "StreamRow"]
+
+CATALOG_FILENAME = "catalog.sqlite"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -143,10 +147,37 @@ class Catalog:
                     "ON CONFLICT (name) DO UPDATE SET value=max(value, excluded.value)",
                     (wal_seq,),
                 )
+                faults.catalog_check()
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def remove_files(self, paths: Iterable[str]) -> None:
+        """Unlist files and their per-stream summaries, atomically."""
+        rows = [(path,) for path in paths]
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("DELETE FROM files WHERE path=?", rows)
+                self._db.executemany("DELETE FROM file_streams WHERE path=?", rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def lists(self, path: str) -> bool:
+        """Whether the file is listed."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM files WHERE path=?", (path,)).fetchone()
+        return row is not None
+
+    def is_empty(self) -> bool:
+        """True when nothing was ever committed: no file listed and no watermark."""
+        with self._lock:
+            files = self._db.execute("SELECT 1 FROM files LIMIT 1").fetchone()
+            state = self._db.execute("SELECT 1 FROM state LIMIT 1").fetchone()
+        return files is None and state is None
 
     def files(self, tenant: str, start_ns: int, end_ns: int) -> list[FileEntry]:
         """The tenant's files with data in ``[start_ns, end_ns)``, newest first."""
