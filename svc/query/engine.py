@@ -41,8 +41,9 @@ _UNREADABLE_RETRIES = 3
 _UNREADABLE_WARNING = (
     "some stored data could not be read and was set aside; the result may be incomplete"
 )
-# DuckDB errors that can come from a damaged or missing Parquet file (as opposed to a
-# query's own runtime errors, which are never blamed on a file).
+# DuckDB errors that can come from a damaged or missing Parquet file, besides the bare
+# ``duckdb.Error`` and ``IOException`` its Parquet reader raises (a query's own runtime
+# errors, conversions and the like, are never blamed on a file).
 _FILE_TROUBLE = re.compile(
     r"(?i)parquet|magic bytes|corrupt|decompress|no files found|too small|thrift|payload|"
     r"failed to read file|could not (open|read)|dictionary|end of (file|stream)|zstd|snappy"
@@ -176,7 +177,8 @@ class QueryEngine:
 
     def _unreadable(self, view: AnyView, exc: duckdb.Error) -> set[str]:
         """The view's files a DuckDB error is due to, now quarantined (empty: none)."""
-        if not view.files or not _FILE_TROUBLE.search(str(exc)):
+        blamed = type(exc) in (duckdb.Error, duckdb.IOException) or _FILE_TROUBLE.search(str(exc))
+        if not view.files or not blamed:
             return set()
         return set(self.store.quarantine_unreadable(view.files, str(exc)))
 
