@@ -137,8 +137,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     # shutdown on SIGTERM/SIGINT exits 0, as the reference does.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _exit_cleanly)
+    from svc.errors import ServiceError
+
+    try:
+        app = create_app(config)
+    except ServiceError as exc:  # the data directory cannot be used: say why, exit 1
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
     uvicorn.run(
-        create_app(config),
+        app,
         host=config.server.http_listen_address,
         port=config.server.http_listen_port,
         log_config=None,

@@ -13,9 +13,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from svc.errors import ServiceError
 from svc.storage import faults
 
-__all__ = ["CATALOG_FILENAME", "Catalog", "FileEntry", "FileStreamRow", "StreamRow"]
+__all__ = [
+    "CATALOG_FILENAME",
+    "Catalog",
+    "CatalogUnreadableError",
+    "FileEntry",
+    "FileStreamRow",
+    "StreamRow",
+]
 
 CATALOG_FILENAME = "catalog.sqlite"
 
@@ -37,6 +45,10 @@ CREATE TABLE IF NOT EXISTS file_streams (
     PRIMARY KEY (path, stream_id)
 );
 """
+
+
+class CatalogUnreadableError(ServiceError):
+    """The catalog database is damaged."""
 
 
 @dataclass(frozen=True)
@@ -85,9 +97,17 @@ class Catalog:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+            self._db.execute("PRAGMA quick_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise CatalogUnreadableError(
+                f"catalog {path} is unreadable ({exc}): stop svc and run `svc catalog "
+                "rebuild` to list the lake's files in a new catalog (the old one is kept)"
+            ) from exc
 
     def flushed_wal_seq(self) -> int:
         """The newest WAL segment whose records are all in listed files."""

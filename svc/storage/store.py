@@ -125,6 +125,9 @@ class Store:
         self.settings = settings
         self.lake_root = settings.root / "lake"
         self.quarantine_root = settings.root / "quarantine"
+        # Taken first: nothing below may touch a data directory another process owns.
+        self._directory_lock = DataDirectoryLock(settings.root)
+        self._directory_lock.acquire()
         self.catalog = Catalog(settings.root / CATALOG_FILENAME)
         self.wal = WriteAheadLog(
             settings.root / "wal", segment_max_bytes=settings.wal_segment_max_bytes
@@ -138,7 +141,6 @@ class Store:
         self._view_lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._quarantine_lock = threading.Lock()
-        self._directory_lock = DataDirectoryLock(settings.root)
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._flusher: threading.Thread | None = None

@@ -207,3 +207,33 @@ def test_rebuild_skips_nothing_it_can_read(faulty_server: Callable[..., Server])
     shutil.rmtree(srv.data_dir / "quarantine")
     with httpx.Client(base_url=srv.url) as client:
         assert "store => Running\n" in client.get("/services").text
+
+
+def _serve_once(srv: Server) -> subprocess.CompletedProcess[str]:
+    """Start a second process on the server's config; it should refuse and exit."""
+    return subprocess.run(
+        [sys.executable, "-m", "svc", f"-config.file={srv.root / 'config.yaml'}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_an_unreadable_catalog_stops_startup_and_says_how_to_rebuild(
+    faulty_server: Callable[..., Server],
+) -> None:
+    srv = faulty_server()
+    lines = _push_two_tenants(srv, 0)
+    second = _serve_once(srv)  # while the first one runs
+    assert second.returncode == 1
+    assert "is in use by another svc process" in second.stderr
+    srv.stop()
+    _delete_catalog(srv)
+    (srv.data_dir / "catalog.sqlite").write_bytes(b"not a database " * 1000)
+    refused = _serve_once(srv)
+    assert refused.returncode == 1
+    assert "is unreadable" in refused.stderr
+    assert "run `svc catalog rebuild`" in refused.stderr
+    assert _rebuild(srv).returncode == 0
+    srv.start()
+    assert_once(_all_lines(srv), lines)

@@ -10,6 +10,7 @@ import httpx
 
 from tests.e2e.server import Server
 from tests.reliability.helpers import (
+    BASE,
     WINDOW,
     assert_once,
     line_counts,
@@ -131,24 +132,34 @@ def test_bad_parquet_files_are_quarantined_at_startup(faulty_server: Callable[..
     assert all(f"lake file {path} is unusable" in log for path in relative[:3])
 
 
-def test_a_file_found_damaged_by_a_query_is_quarantined_and_the_query_answers(
+def _damage_data_pages(path: Path) -> None:
+    """Garbage over the data pages; size, magic bytes and footer intact: the startup check
+    passes, the first read of the rows trips over it."""
+    data = bytearray(path.read_bytes())
+    footer = int.from_bytes(data[-8:-4], "little") + 8
+    data[4 : len(data) - footer] = b"\xff" * (len(data) - footer - 4)
+    path.write_bytes(bytes(data))
+
+
+def test_files_found_damaged_by_queries_are_quarantined_and_the_queries_answer(
     faulty_server: Callable[..., Server],
 ) -> None:
     srv = faulty_server()
-    pushed, files = _flushed_files(srv)
+    pushed, files = _flushed_files(srv, 4)
     srv.stop()
-    # Garbage over the data pages; size, magic bytes and footer intact: the startup
-    # check passes, the first query to read the file trips over it.
-    data = bytearray(files[1].read_bytes())
-    footer = int.from_bytes(data[-8:-4], "little") + 8
-    data[4 : len(data) - footer] = b"\xff" * (len(data) - footer - 4)
-    files[1].write_bytes(bytes(data))
+    _damage_data_pages(files[1])
+    _damage_data_pages(files[2])
     srv.start()
     assert metric(srv, "svc_lake_quarantined_files_total") == 0
     query = {"query": '{app="r"}', "limit": "1000", **WINDOW}
+    # index/stats reads a file only when the range cuts a stream's span in it.
+    cut = {"query": '{app="r"}', "start": str(BASE + 1050), "end": str(BASE + 1080)}
     with srv.client("t") as client:
+        stats = client.get("/svc/api/v1/index/stats", params=cut)
         first = client.get("/svc/api/v1/query_range", params=query)
         second = client.get("/svc/api/v1/query_range", params=query)
+    assert stats.status_code == 200, stats.text
+    assert stats.json()["entries"] == 0  # the only file holding them is set aside
     assert first.status_code == 200, first.text
     body = first.json()
     assert list(body) == ["status", "warnings", "data"]
@@ -156,10 +167,11 @@ def test_a_file_found_damaged_by_a_query_is_quarantined_and_the_query_answers(
         "some stored data could not be read and was set aside; the result may be incomplete"
     ]
     lines = sorted(line for s in body["data"]["result"] for _, line in s["values"])
-    assert lines == sorted(pushed[0] + pushed[2])
-    assert "warnings" not in second.json()  # the file is out of the way now
-    assert metric(srv, "svc_lake_quarantined_files_total") == 1
-    assert (srv.data_dir / "quarantine" / files[1].relative_to(srv.data_dir / "lake")).exists()
+    assert lines == sorted(pushed[0] + pushed[3])
+    assert "warnings" not in second.json()  # the files are out of the way now
+    assert metric(srv, "svc_lake_quarantined_files_total") == 2
+    lake, kept = srv.data_dir / "lake", srv.data_dir / "quarantine"
+    assert all((kept / f.relative_to(lake)).exists() for f in files[1:3])
 
 
 def test_garbage_left_by_crashes_is_swept_at_startup(faulty_server: Callable[..., Server]) -> None:
