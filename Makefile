@@ -16,10 +16,10 @@ run: $(BIN)/.installed
 	$(BIN)/svc
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check svc logql_to_sql schemas tests benchmarks examples
+	$(BIN)/ruff check svc logql_to_sql gocompat schemas tests benchmarks examples
 
 typecheck: $(BIN)/.installed
-	$(BIN)/mypy --strict svc logql_to_sql
+	$(BIN)/mypy --strict svc logql_to_sql gocompat
 
 unit: $(BIN)/.installed
 	$(BIN)/pytest

@@ -1,6 +1,6 @@
 """Fuzz the LogQL front end: random and mutated queries must only raise LogQLError.
 
-Seeds come from the fixture corpus in tests/logql_to_sql/fixtures/. Each case is parsed
+Seeds come from the fixture corpus in tests/logql_to_sql/syntax/fixtures/. Each case is parsed
 with ``parse``; successes are also printed (``to_text``, ``format_query``) and the
 canonical text is parsed again. Exit status 1 if any unexpected exception occurred.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import logql_to_sql as L
 
-CORPUS_DIR = Path(__file__).resolve().parent.parent / "tests" / "logql_to_sql" / "fixtures"
+CORPUS_DIR = Path(__file__).resolve().parent.parent / "tests/logql_to_sql/syntax/fixtures"
 FRAGMENTS = [
     '{a="b"}', "{", "}", "|=", "!=", "|~", "!~", "|>", "!>", "|", "json", "logfmt", "--strict",
     "regexp", "pattern", "unpack", "line_format", "label_format", "drop", "keep", "decolorize",

@@ -1,6 +1,6 @@
 """Parse throughput (queries per second) of ``logql_to_sql.parse`` over the test corpus.
 
-The corpus is the valid queries of tests/logql_to_sql/fixtures/identity.txt plus a
+The corpus is the valid queries of tests/logql_to_sql/syntax/fixtures/identity.txt plus a
 fixed set of push label strings for ``parse_labels``.
 
     python benchmarks/logql_parse_throughput.py --seconds 5
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import logql_to_sql as L
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests/logql_to_sql/fixtures/identity.txt"
+CORPUS = Path(__file__).resolve().parent.parent / "tests/logql_to_sql/syntax/fixtures/identity.txt"
 LABELS = [
     '{app="api", env="prod", pod="api-7d9f8b6c5-x2x9z", namespace="default"}',
     '{service_name="checkout", level="info"}',

@@ -1,32 +1,67 @@
-"""LogQL front end: lexer, parser, validation and printer (pure, no I/O).
+"""LogQL -> SQL, pure (no I/O): ``syntax`` (lexer, parser, AST, validation, printers) and
+``sql`` (the compiler to sqlglot expressions over the relations ``logs`` and ``streams``).
 
 >>> to_text(parse('sum(rate({app="foo"}[5m])) by (c)'))
 'sum by (c)(rate({app="foo"}[5m]))'
+
+The service uses only the names exported here.
 """
 
 from __future__ import annotations
 
-from . import ast
-from .ast import Expr, LogQuery
-from .errors import LexError, LogQLError, NotASelectorError, ParseError, UnsupportedError
-from .labels import parse_labels
-from .parser import parse_expr
-from .printer import pretty, to_text
-from .validate import validate
+from logql_to_sql.errors import (
+    LexError,
+    LogQLError,
+    NotASelectorError,
+    ParseError,
+    UnsupportedError,
+)
+from logql_to_sql.sql.compiler import (
+    Direction,
+    LogQueryPlan,
+    compile_log_query,
+    compile_stream_matchers,
+)
+from logql_to_sql.sql.dialect import DIALECT, UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_TEMPLATE
+from logql_to_sql.sql.metric_query import MetricPlan, compile_metric_query
+from logql_to_sql.sql.parser_stages import json_all, logfmt, sanitize
+from logql_to_sql.sql.range_aggregation import Grid
+from logql_to_sql.syntax import ast
+from logql_to_sql.syntax.ast import Expr, LogQuery
+from logql_to_sql.syntax.labels import parse_labels
+from logql_to_sql.syntax.parser import parse_expr
+from logql_to_sql.syntax.printer import pretty, to_text
+from logql_to_sql.syntax.validate import validate
 
 __all__ = [
+    "DIALECT",
+    "UDF_IP_MATCH",
+    "UDF_JSON_FIELDS",
+    "UDF_TEMPLATE",
+    "Direction",
     "Expr",
+    "Grid",
     "LexError",
     "LogQLError",
+    "LogQuery",
+    "LogQueryPlan",
+    "MetricPlan",
     "NotASelectorError",
     "ParseError",
     "UnsupportedError",
     "ast",
+    "compile_log_query",
+    "compile_metric_query",
+    "compile_stream_matchers",
     "format_query",
     "is_log_query",
+    "json_all",
+    "logfmt",
     "parse",
     "parse_expr",
     "parse_labels",
+    "pretty",
+    "sanitize",
     "to_text",
     "validate",
 ]

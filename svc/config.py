@@ -14,16 +14,12 @@ from typing import Any
 
 import yaml
 
-from logql_to_sql.gofmt import go_format_v
+from gocompat.durations import format_go_duration, format_prom_duration, parse_duration_seconds
+from gocompat.fmt import go_format_v
 from svc.config_schema import active_period, schema_config_errors
-from svc.durations import (
-    format_duration,
-    format_go_duration,
-    parse_duration_seconds,
-    parse_timestamp_ns,
-)
 from svc.errors import ServiceError
 from svc.tenancy import validate_tenant_id
+from svc.timestamps import parse_timestamp_ns
 
 __all__ = [
     "CompactorConfig",
@@ -478,7 +474,7 @@ def config_to_dict(config: Any) -> dict[str, Any]:
         value = getattr(config, f.name)
         key = f.metadata.get("key", f.name)
         if f.metadata.get("duration"):
-            out[key] = format_duration(value)
+            out[key] = format_prom_duration(round(value * 1e9))
         else:
             out[key] = _plain(value)
     return out

@@ -9,8 +9,8 @@ from typing import Any
 from litestar import Request, Response, get, post
 
 import logql_to_sql
+from gocompat.fmt import go_quote
 from logql_to_sql import ast
-from logql_to_sql.gofmt import go_quote
 from svc.api.common import api_paths, org_header, request_params, runtime
 from svc.api.params import Params, range_params, step_param
 from svc.api.responses import json_response

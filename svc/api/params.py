@@ -10,9 +10,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from logql_to_sql.compiler import Direction
-from svc.durations import format_duration, format_go_duration, parse_duration_ns, parse_timestamp_ns
+from gocompat.durations import format_go_duration, format_prom_duration, parse_prom_or_go_duration
+from logql_to_sql import Direction
 from svc.errors import BadRequestError
+from svc.timestamps import parse_timestamp_ns
 
 __all__ = [
     "Params",
@@ -76,7 +77,7 @@ def duration_param(params: Params, name: str, default_ns: int) -> int:
     if text is None:
         return default_ns
     try:
-        return parse_duration_ns(text)
+        return parse_prom_or_go_duration(text)
     except ValueError as exc:
         raise BadRequestError(f"could not parse '{name}' parameter: {exc}") from exc
 
@@ -94,7 +95,7 @@ def range_params(
     if max_length_ns and end - start > max_length_ns:
         raise BadRequestError(
             "the query time range exceeds the limit (query length: "
-            f"{format_go_duration(end - start)}, limit: {format_duration(max_length_ns / 1e9)})"
+            f"{format_go_duration(end - start)}, limit: {format_prom_duration(max_length_ns)})"
         )
     return TimeRange(start, end)
 
@@ -147,7 +148,7 @@ def _seconds_or_duration_ns(params: Params, name: str) -> int | None:
     except ValueError:
         pass
     try:
-        return parse_duration_ns(text)
+        return parse_prom_or_go_duration(text)
     except ValueError as exc:
         raise BadRequestError(f'cannot parse "{text}" to a valid duration') from exc
 

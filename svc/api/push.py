@@ -8,11 +8,11 @@ from typing import Any
 from litestar import Request, Response, post
 
 from svc.api.common import api_paths, org_header, runtime
-from svc.durations import parse_timestamp_ns
 from svc.ingest.body import check_body_size
 from svc.ingest.model import PushLimits
 from svc.ingest.push import decode_push
 from svc.runtime import Runtime
+from svc.timestamps import parse_timestamp_ns
 
 __all__ = ["check_blocked", "push", "read_body"]
 

@@ -10,8 +10,7 @@ from typing import Any
 from litestar import Request, Response, get, post
 
 import logql_to_sql
-from logql_to_sql import ast
-from logql_to_sql.range_aggregation import Grid
+from logql_to_sql import Grid, ast
 from svc.api.common import api_paths, org_header, request_params, runtime
 from svc.api.params import (
     Params,
@@ -166,7 +165,12 @@ async def query(request: Request[Any, Any, Any]) -> Response[bytes]:
         raise BadRequestError(_LOG_INSTANT_MESSAGE)
     rt.require_ready()
     return await _metric_query(
-        rt, tenant, expr, Grid(at, 1_000_000, 1), instant=True, parquet=parquet_media_type(request)
+        rt,
+        tenant,
+        expr,
+        Grid(start_ns=at, step_ns=1_000_000, steps=1),
+        instant=True,
+        parquet=parquet_media_type(request),
     )
 
 

@@ -20,8 +20,7 @@ from litestar import WebSocket, websocket
 from litestar.types.asgi_types import WebSocketResponseBodyEvent, WebSocketResponseStartEvent
 
 import logql_to_sql
-from logql_to_sql import ast
-from logql_to_sql.compiler import Direction
+from logql_to_sql import Direction, ast
 from svc.api.common import API_PREFIXES
 from svc.api.legacy import legacy_query_text, rfc3339_nano
 from svc.api.params import Params, limit_param, timestamp_param

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from logql_to_sql.gofmt import go_quote
+from gocompat.fmt import go_quote
 
 __all__ = [
     "go_quote",

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from google.protobuf.message import DecodeError
 
-from logql_to_sql import parse_labels
-from logql_to_sql.errors import LogQLError
+from logql_to_sql import LogQLError, parse_labels
 from schemas import push_pb2
 from svc.errors import BadRequestError
 from svc.ingest.body import check_body_size, decode_content_encoding, media_type, snappy_decode

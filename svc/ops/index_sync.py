@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from svc.durations import format_go_duration
+from gocompat.durations import format_go_duration
 
 __all__ = ["IndexSyncer", "SyncStatus"]
 

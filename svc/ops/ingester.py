@@ -12,7 +12,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from svc.durations import format_go_duration
+from gocompat.durations import format_go_duration
 from svc.ops.services import Service, State
 from svc.storage.files import fsync_directory
 from svc.storage.store import Store

@@ -4,7 +4,7 @@ The newest ``line_limit`` entries of the query (a selector, maybe with a pipelin
 with one DuckDB query (``compile_log_query``); a pipeline's rows carry their final labels,
 and a second query fetches the stored metadata of just those rows so metadata and parsed
 labels can be told apart. Each line is then parsed in DuckDB with the ``| json`` parser,
-or, when it is not a JSON object, with ``| logfmt`` (``logql_to_sql.parsers``). Python
+or, when it is not a JSON object, with ``| logfmt`` (``logql_to_sql.sql.parser_stages``). Python
 only walks the at most ``line_limit`` results: types, distinct values, parsers and the
 JSON path of each field. Stream labels are never fields; a parsed name equal to a stream
 label becomes ``<name>_extracted``. Cardinality is exact (the reference estimates it).
@@ -21,11 +21,8 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from logql_to_sql import ast
-from logql_to_sql.compiler import Direction, compile_log_query
-from logql_to_sql.dialect import DIALECT
-from logql_to_sql.durations import parse_go_duration, parse_humanize_bytes
-from logql_to_sql.parsers import json_all, logfmt, sanitize
+from gocompat.durations import parse_go_duration, parse_humanize_bytes
+from logql_to_sql import DIALECT, Direction, ast, compile_log_query, json_all, logfmt, sanitize
 from svc.ingest.labels import label_key
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.udfs import register_udfs

@@ -20,8 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from logql_to_sql.compiler import LogQueryPlan
-from logql_to_sql.dialect import DIALECT
+from logql_to_sql import DIALECT, LogQueryPlan
 from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import GatewayTimeoutError
 from svc.query.tenants import MultiView, tenants_view

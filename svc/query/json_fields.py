@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import pyarrow as pa
 
-from logql_to_sql.parsers import sanitize
+from logql_to_sql import sanitize
 from svc.query.streams import merge_metadata
 
 __all__ = ["FIELDS_TYPE", "json_fields", "json_fields_batch", "json_result_labels"]

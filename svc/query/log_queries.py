@@ -8,8 +8,7 @@ from functools import lru_cache
 
 import pyarrow as pa
 
-from logql_to_sql import ast
-from logql_to_sql.compiler import Direction, LogQueryPlan, compile_log_query
+from logql_to_sql import Direction, LogQueryPlan, ast, compile_log_query
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.json_fields import json_result_labels
 from svc.query.plan_cache import END, START, mentions_stand_in, with_range

@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from logql_to_sql import ast
-from logql_to_sql.compiler import Direction, compile_log_query
+from logql_to_sql import Direction, ast, compile_log_query
 from svc.config import PatternIngesterConfig
 from svc.query.drain import DrainConfig, DrainMiner
 from svc.query.engine import QueryEngine

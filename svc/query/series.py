@@ -6,8 +6,7 @@ lines; selectors are compiled like a query's and run on the streams table.
 
 from __future__ import annotations
 
-from logql_to_sql import ast
-from logql_to_sql.compiler import compile_stream_matchers
+from logql_to_sql import ast, compile_stream_matchers
 from svc.query.engine import QueryEngine, ScanStats
 from svc.storage.streams import StreamInfo
 

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from logql_to_sql import ast
-from logql_to_sql.compiler import Direction, compile_log_query, compile_stream_matchers
+from logql_to_sql import Direction, ast, compile_log_query, compile_stream_matchers
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.log_queries import stream_labels_lookup
 from svc.query.streams import group_streams

@@ -19,9 +19,10 @@ import duckdb
 import pyarrow as pa
 from duckdb.func import FunctionNullHandling, PythonUDFType
 
-from logql_to_sql.dialect import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_TEMPLATE
+from gocompat.template import Template, TemplateError, parse_template
+from logql_to_sql import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_TEMPLATE
 from svc.query.json_fields import json_fields_batch
-from svc.query.templates import Template, TemplateError, parse_template, render_batch
+from svc.query.template_batch import render_batch
 
 __all__ = ["find_addresses", "ip_predicate", "register_udfs"]
 

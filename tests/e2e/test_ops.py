@@ -52,7 +52,11 @@ def test_log_level_changes_what_is_logged(make_server: Callable[..., Server]) ->
         assert response.json() == {"status": "success", "message": "Log level set to debug"}
         assert client.get("/log_level").json() == {"message": "Current log level is debug"}
         client.get("/ready")
-        assert re.search(r"level=debug .*GET /ready \(200\)", srv.log_path.read_text())
+        # the request line is logged after the response is sent
+        deadline = time.monotonic() + 5
+        while not re.search(r"level=debug .*GET /ready \(200\)", srv.log_path.read_text()):
+            assert time.monotonic() < deadline, srv.log_path.read_text()
+            time.sleep(0.02)
         assert "log_level: debug" in client.get("/config").text
 
         assert client.post("/log_level", params={"log_level": "warn"}).status_code == 200

@@ -1,0 +1,1 @@
+"""LogQL AST -> SQL: log pipelines, range and vector aggregations over ``logs``/``streams``."""

@@ -1,0 +1,1 @@
+"""LogQL syntax: tokens, lexer, parser, the typed AST, validation and printers (pure)."""
