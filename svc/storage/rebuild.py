@@ -35,7 +35,12 @@ import pyarrow.parquet as pq
 
 from svc.ingest.labels import label_key
 from svc.storage.catalog import Catalog, FileEntry, FileStreamRow, StreamRow
-from svc.storage.lake import FILE_METADATA_KEY, FileMetadata, decode_file_metadata
+from svc.storage.lake import (
+    FILE_METADATA_KEY,
+    FileMetadata,
+    decode_file_metadata,
+    stream_summaries,
+)
 from svc.storage.lake_check import check_file, lake_files, quarantine
 from svc.storage.streams import stream_id_of
 
@@ -118,7 +123,7 @@ def _read(lake_root: Path, relative: str) -> _File | str:
             for sid, rows, line_bytes, first, last in metadata.streams
         ]
     else:
-        summaries = _summaries(relative, old_parts)
+        summaries = stream_summaries(relative, pa.concat_tables(old_parts)) if old_parts else []
     return _File(relative, path.stat().st_size, metadata, labels, summaries)
 
 
@@ -136,29 +141,6 @@ def _first_labels(table: pa.Table, labels: dict[int, tuple[tuple[str, str], ...]
         picked["stream_id"].to_pylist(), picked["labels"].to_pylist(), strict=True
     ):
         labels.setdefault(stream_id, tuple((k, v) for k, v in pairs or []))
-
-
-def _summaries(relative: str, parts: list[pa.Table]) -> list[FileStreamRow]:
-    rows = pa.concat_tables(parts) if parts else pa.table({})
-    if rows.num_rows == 0:
-        return []
-    table = pa.table(
-        {"stream_id": rows["stream_id"], "ts": rows["ts"], "bytes": pc.binary_length(rows["line"])}
-    )
-    grouped = table.group_by("stream_id").aggregate(
-        [("ts", "count"), ("bytes", "sum"), ("ts", "min"), ("ts", "max")]
-    )
-    return [
-        FileStreamRow(relative, sid, count, line_bytes or 0, first, last)
-        for sid, count, line_bytes, first, last in zip(
-            grouped["stream_id"].to_pylist(),
-            grouped["ts_count"].to_pylist(),
-            grouped["bytes_sum"].to_pylist(),
-            grouped["ts_min"].to_pylist(),
-            grouped["ts_max"].to_pylist(),
-            strict=True,
-        )
-    ]
 
 
 def _choose(files: list[_File], wal_segments: set[int]) -> tuple[list[_File], list[str]]:

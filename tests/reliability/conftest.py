@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,17 +13,12 @@ from tests.reliability.helpers import FAULTS_FILE, base_config
 
 
 @pytest.fixture
-def faulty_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+def faulty_server(make_server: Callable[..., Server]) -> Callable[..., Server]:
     """Factory of private servers with fault injection armed through ``set_faults``."""
-    started: list[Server] = []
 
     def make(overrides: dict[str, Any] | None = None, *, start: bool = True) -> Server:
-        root = tmp_path / f"svc{len(started)}"
-        srv = Server(root, base_config(overrides), env={ENV_VAR: str(root / FAULTS_FILE)})
-        started.append(srv)
+        srv = make_server(base_config(overrides), start=False)
+        srv.env[ENV_VAR] = str(srv.root / FAULTS_FILE)
         return srv.start() if start else srv
 
-    yield make
-    for srv in started:
-        if srv.process is not None:
-            srv.kill()
+    return make
