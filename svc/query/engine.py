@@ -40,13 +40,19 @@ _UNREADABLE_RETRIES = 3
 _UNREADABLE_WARNING = (
     "some stored data could not be read and was set aside; the result may be incomplete"
 )
-# DuckDB errors that can come from a damaged or missing Parquet file, besides the bare
-# ``duckdb.Error`` and ``IOException`` its Parquet reader raises (a query's own runtime
-# errors, conversions and the like, are never blamed on a file).
+# What DuckDB's Parquet reader raises on a damaged or missing file: a bare ``Error``
+# (thrift), an ``IOException``, or an ``InvalidInputException`` saying so. A query's own
+# runtime errors (conversions, ranges, ...) are never blamed on a file.
 _FILE_TROUBLE = re.compile(
-    r"(?i)parquet|magic bytes|corrupt|decompress|no files found|too small|thrift|payload|"
-    r"failed to read file|could not (open|read)|dictionary|end of (file|stream)|zstd|snappy"
+    r"(?i)parquet|magic bytes|corrupt|decompress|failed to read file|too small|zstd|snappy"
 )
+
+
+def _blames_a_file(exc: duckdb.Error) -> bool:
+    if type(exc) in (duckdb.Error, duckdb.IOException):
+        return True
+    return isinstance(exc, duckdb.InvalidInputException) and bool(_FILE_TROUBLE.search(str(exc)))
+
 
 _TIMEOUT_MESSAGE = (
     "request timed out, decrease the duration of the request or add more label matchers "
@@ -176,8 +182,7 @@ class QueryEngine:
 
     def _unreadable(self, view: AnyView, exc: duckdb.Error) -> set[str]:
         """The view's files a DuckDB error is due to, now quarantined (empty: none)."""
-        blamed = type(exc) in (duckdb.Error, duckdb.IOException) or _FILE_TROUBLE.search(str(exc))
-        if not view.files or not blamed:
+        if not view.files or not _blames_a_file(exc):
             return set()
         return set(self.store.quarantine_unreadable(view.files, str(exc)))
 
