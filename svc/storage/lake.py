@@ -151,26 +151,10 @@ def write_day_file(
     """
     # take() on a many-chunked table concatenates it on every call: combine it once.
     rows = rows.combine_chunks()
-    min_ts = pc.min(rows["ts"]).as_py()
-    max_ts = pc.max(rows["ts"]).as_py()
-    day = day_of(min_ts)
+    day = day_of(pc.min(rows["ts"]).as_py())
     relative = Path(tenant_directory_name(tenant)) / f"day={day}" / f"{uuid.uuid4().hex}.parquet"
     summaries = stream_summaries(str(relative), rows)
-    line_bytes = sum(s.line_bytes for s in summaries)
-    metadata = FileMetadata(
-        format=1,
-        tenant=tenant,
-        day=day,
-        flush_id=flush.flush_id,
-        flush_files=flush.files,
-        wal_first_seq=flush.wal_first_seq,
-        wal_seq=flush.wal_seq,
-        rows=rows.num_rows,
-        line_bytes=line_bytes,
-        min_ts=min_ts,
-        max_ts=max_ts,
-        streams=[(s.stream_id, s.rows, s.line_bytes, s.min_ts, s.max_ts) for s in summaries],
-    )
+    metadata = _file_metadata(tenant, day, summaries, flush)
     final = root / relative
     final.parent.mkdir(parents=True, exist_ok=True)
     temporary = final.with_name(final.name + ".tmp")
@@ -190,14 +174,33 @@ def write_day_file(
         path=str(relative),
         tenant=tenant,
         day=day,
-        min_ts=min_ts,
-        max_ts=max_ts,
-        rows=rows.num_rows,
-        line_bytes=line_bytes,
+        min_ts=metadata.min_ts,
+        max_ts=metadata.max_ts,
+        rows=metadata.rows,
+        line_bytes=metadata.line_bytes,
         file_bytes=final.stat().st_size,
         streams=len(summaries),
     )
     return entry, summaries
+
+
+def _file_metadata(
+    tenant: str, day: str, summaries: list[FileStreamRow], flush: FlushInfo
+) -> FileMetadata:
+    return FileMetadata(
+        format=1,
+        tenant=tenant,
+        day=day,
+        flush_id=flush.flush_id,
+        flush_files=flush.files,
+        wal_first_seq=flush.wal_first_seq,
+        wal_seq=flush.wal_seq,
+        rows=sum(s.rows for s in summaries),
+        line_bytes=sum(s.line_bytes for s in summaries),
+        min_ts=min(s.min_ts for s in summaries),
+        max_ts=max(s.max_ts for s in summaries),
+        streams=[(s.stream_id, s.rows, s.line_bytes, s.min_ts, s.max_ts) for s in summaries],
+    )
 
 
 def _write_sorted(

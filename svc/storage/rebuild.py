@@ -209,6 +209,13 @@ def _catalog_rows(
             span[0], span[1] = min(span[0], s.min_ts), max(span[1], s.max_ts)
             if s.stream_id in f.labels:
                 labels_of.setdefault((tenant, s.stream_id), f.labels[s.stream_id])
+    return entries, summaries, _stream_rows(spans, labels_of)
+
+
+def _stream_rows(
+    spans: dict[tuple[str, int], list[int]],
+    labels_of: dict[tuple[str, int], tuple[tuple[str, str], ...]],
+) -> list[StreamRow]:
     streams = []
     for (tenant, stream_id), (first, last) in spans.items():
         labels = labels_of.get((tenant, stream_id), ())
@@ -223,4 +230,4 @@ def _catalog_rows(
         streams.append(
             StreamRow(tenant, stream_id, key, _encode_labels(list(labels)).decode(), first, last)
         )
-    return entries, summaries, streams
+    return streams
