@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Final
+from typing import Any, Final
 
 from gocompat.template.errors import GoError
 
-__all__ = ["compile_go", "count_matches", "expand", "replace_all"]
+__all__ = ["compile_go", "count_matches", "expand", "replace_all", "replace_all_compiled"]
 
 _POSIX: Final = {
     "alnum": "0-9A-Za-z",
@@ -189,7 +189,7 @@ def _extract(template: str) -> tuple[str, str] | None:
     return name, body[size:]
 
 
-def _group(match: re.Match[str], name: str) -> str:
+def _group(match: Any, name: str) -> str:
     if name.isdigit() and not (name[0] == "0" and len(name) > 1) and name.isascii():
         index = int(name)
         if index <= (match.re.groups or 0):
@@ -200,7 +200,7 @@ def _group(match: re.Match[str], name: str) -> str:
     return ""
 
 
-def expand(template: str, match: re.Match[str]) -> str:
+def expand(template: str, match: Any) -> str:
     """Go's ``Regexp.Expand``: ``$1``, ``${1}``, ``$name``, ``${name}``, ``$$``."""
     out: list[str] = []
     while True:
@@ -222,7 +222,12 @@ def expand(template: str, match: re.Match[str]) -> str:
 
 def replace_all(pattern: str, text: str, repl: str, *, literal: bool) -> str:
     """``ReplaceAllString`` (``$`` expansion) or ``ReplaceAllLiteralString``."""
-    regex = compile_go(pattern)
+    return replace_all_compiled(compile_go(pattern), text, repl, literal=literal)
+
+
+def replace_all_compiled(regex: Any, text: str, repl: str, *, literal: bool) -> str:
+    """:func:`replace_all` with a compiled regex: Python's ``re`` or RE2 (``gocompat.re2``),
+    anything with ``search(text, pos)`` returning ``re``-like matches."""
     out: list[str] = []
     last = 0
     search_pos = 0
