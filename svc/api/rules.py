@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, delete, get, post
+from litestar.exceptions import InternalServerException
 from litestar.handlers import HTTPRouteHandler
 
 from svc.api.common import org_header, request_params, runtime
@@ -66,7 +67,7 @@ def envelope_error(message: str, status: int) -> Response[bytes]:
     so Go sniffs ``text/plain``)."""
     kind = "bad_data" if status == 400 else "server_error"
     body = {"status": "error", "data": None, "errorType": kind, "error": message}
-    return Response(_go_json(body), status_code=status, media_type="text/plain; charset=utf-8")
+    return Response(_go_json(body), status_code=status, media_type="text/plain")
 
 
 def _paths(suffix: str) -> list[str]:
@@ -109,6 +110,13 @@ def _name_param(value: str, what: str) -> str:
     if not _is_local(name):
         raise _Answer(envelope_error(f"invalid {what}: path traversal not allowed", 500))
     return name
+
+
+def _names(request: Request[Any, Any, Any]) -> tuple[str, str]:
+    """The namespace and group name of a ``/rules/{namespace}/{groupName}`` path."""
+    params = request.path_params
+    namespace = _name_param(params["namespace"], "namespace")
+    return namespace, _name_param(params["group_name"], "groupname")
 
 
 def _ruler(request: Request[Any, Any, Any]) -> Ruler:
@@ -181,21 +189,18 @@ async def list_rules(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 
 @get(_paths("/{namespace:str}"))
-async def list_namespace(request: Request[Any, Any, Any], namespace: str) -> Response[bytes]:
+async def list_namespace(request: Request[Any, Any, Any]) -> Response[bytes]:
     """The rule groups of one namespace (YAML)."""
-    return await _answer(lambda: _list(request, namespace))
+    return await _answer(lambda: _list(request, request.path_params["namespace"]))
 
 
 @get(_paths("/{namespace:str}/{group_name:str}"))
-async def get_rule_group(
-    request: Request[Any, Any, Any], namespace: str, group_name: str
-) -> Response[bytes]:
+async def get_rule_group(request: Request[Any, Any, Any]) -> Response[bytes]:
     """One rule group (YAML)."""
 
     async def work() -> Response[bytes]:
         tenant = _tenant(request)
-        ns = _name_param(namespace, "namespace")
-        name = _name_param(group_name, "groupname")
+        ns, name = _names(request)
         try:
             group = await asyncio.to_thread(_ruler(request).store.get_group, tenant, ns, name)
         except GroupNotFoundError as exc:
@@ -208,13 +213,16 @@ async def get_rule_group(
 
 
 @post(_paths("/{namespace:str}"), status_code=202)
-async def create_rule_group(request: Request[Any, Any, Any], namespace: str) -> Response[bytes]:
+async def create_rule_group(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Create or replace a rule group: checks in the reference's order (RULER.md 2.1)."""
 
     async def work() -> Response[bytes]:
         tenant = _tenant(request)
-        ns = _name_param(namespace, "namespace")
-        body = await request.body()
+        ns = _name_param(request.path_params["namespace"], "namespace")
+        try:
+            body = await request.body()
+        except InternalServerException as exc:  # the client went away mid-body
+            return error_text(str(exc.detail), 400)
         try:
             group = parse_group(body)
         except RuleFormatError:
@@ -250,12 +258,12 @@ async def create_rule_group(request: Request[Any, Any, Any], namespace: str) -> 
 
 
 @delete(_paths("/{namespace:str}"), status_code=202)
-async def delete_namespace(request: Request[Any, Any, Any], namespace: str) -> Response[bytes]:
+async def delete_namespace(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Delete every group of a namespace."""
 
     async def work() -> Response[bytes]:
         tenant = _tenant(request)
-        ns = _name_param(namespace, "namespace")
+        ns = _name_param(request.path_params["namespace"], "namespace")
         ruler = _ruler(request)
         try:
             await asyncio.to_thread(ruler.store.delete_namespace, tenant, ns)
@@ -270,15 +278,12 @@ async def delete_namespace(request: Request[Any, Any, Any], namespace: str) -> R
 
 
 @delete(_paths("/{namespace:str}/{group_name:str}"), status_code=202)
-async def delete_rule_group(
-    request: Request[Any, Any, Any], namespace: str, group_name: str
-) -> Response[bytes]:
+async def delete_rule_group(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Delete one group (202 also when it does not exist)."""
 
     async def work() -> Response[bytes]:
         tenant = _tenant(request)
-        ns = _name_param(namespace, "namespace")
-        name = _name_param(group_name, "groupname")
+        ns, name = _names(request)
         ruler = _ruler(request)
         try:
             await asyncio.to_thread(ruler.store.delete_group, tenant, ns, name)

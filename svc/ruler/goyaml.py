@@ -143,6 +143,9 @@ def _node(value: Any, indent: int) -> str:
 
 def _scalar(text: str, content_indent: int, *, simple_key: bool = False) -> str:
     """``text`` as yaml.v3 writes a string scalar; blocks are indented by ``content_indent``."""
+    if any(ch in _BREAKS for ch in text if ch != "\n"):
+        # yaml.v3 would fold these breaks into spaces on reading back: quote them instead
+        return _double_quoted(text)
     if "\n" in text:
         style = "literal"
     elif _plain_resolves_to_string(text):
