@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from gocompat.regex_syntax import RegexSyntaxError, capture_names
 from svc.config_fields import setting
 
 __all__ = [
@@ -396,4 +397,9 @@ def _relabel_errors(cfg: RulerConfig) -> list[str]:
             errors.append(f"relabel configuration for {step.action} action requires 'target_label'")
         elif step.action == "hashmod" and step.modulus == 0:
             errors.append("relabel configuration for hashmod requires non-zero modulus")
+        else:
+            try:
+                capture_names(step.regex)
+            except RegexSyntaxError as exc:
+                errors.append(f"invalid relabel regex: {exc}")
     return errors

@@ -108,10 +108,11 @@ def test_failed_service_shows_in_services_and_ready(make_server: Callable[..., S
         "ingester": "New",
         "querier": "Running",
         "index-gateway": "Running",
+        "ruler": "New",
     }
     response = httpx.get(srv.url + "/ready")
     assert response.status_code == 503
-    assert response.text == "Some services are not Running:\nNew: 1\nRunning: 3\nFailed: 1\n\n"
+    assert response.text == "Some services are not Running:\nNew: 2\nRunning: 3\nFailed: 1\n\n"
     with srv.client("t") as client:
         pushed = push(client, STREAMS)
     assert (pushed.status_code, pushed.text) == (
@@ -162,7 +163,7 @@ def test_shutdown_without_terminate_keeps_serving(make_server: Callable[..., Ser
         ready = client.get("/ready")
         assert (ready.status_code, ready.text) == (
             503,
-            "Some services are not Running:\nRunning: 4\nTerminated: 1\n\n",
+            "Some services are not Running:\nRunning: 5\nTerminated: 1\n\n",
         )
         refused = push(client, STREAMS)
         assert (refused.status_code, refused.text) == (500, "Ingester is shutting down")
