@@ -340,3 +340,27 @@ def test_enable_api_false_removes_routes(make_client: Callable[..., Client]) -> 
         response = client.get(path, headers=H)
         assert (response.status_code, response.text) == (404, "404 page not found\n")
     assert "ruler => Running" in client.get("/services").text
+
+
+def test_target_ruler_serves_only_the_ruler_and_common_routes(
+    make_client: Callable[..., Client],
+) -> None:
+    client = make_client({"target": "ruler"})
+    accepted(client.post("/loki/api/v1/rules/ns1", content=GROUP, headers=H))
+    assert client.get("/prometheus/api/v1/rules", headers=H).status_code == 200
+    for path in ("/ready", "/metrics", "/services", "/config", "/loki/api/v1/status/buildinfo"):
+        assert client.get(path).status_code == 200, path
+    assert client.get("/loki/api/v1/format_query", params={"query": '{a="b"}'}).status_code == 200
+    for method, path in [
+        ("POST", "/loki/api/v1/push"),
+        ("GET", "/loki/api/v1/query_range"),
+        ("GET", "/loki/api/v1/labels"),
+        ("POST", "/flush"),
+    ]:
+        assert client.request(method, path, headers=H).status_code == 404, path
+
+
+def test_target_without_the_ruler(make_client: Callable[..., Client]) -> None:
+    client = make_client({"target": "write"})
+    assert client.get("/loki/api/v1/rules", headers=H).status_code == 404
+    assert "ruler" not in client.get("/services").text
