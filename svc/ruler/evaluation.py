@@ -91,7 +91,7 @@ class LocalEvaluator:
                 self.engine,
                 tenant,
                 parsed,
-                Grid(ts_ns, 1_000_000, 1),
+                Grid(start_ns=ts_ns, step_ns=1_000_000, steps=1),
                 max_series=self.max_series,
                 instant=True,
             )
