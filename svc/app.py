@@ -36,7 +36,7 @@ from svc.api.otlp import otlp_logs
 from svc.api.patterns import patterns
 from svc.api.prom_rules import PROM_RULES_ROUTES
 from svc.api.push import push
-from svc.api.query import query, query_range, query_range_post
+from svc.api.query import query, query_post, query_range, query_range_post
 from svc.api.responses import text_response
 from svc.api.rules import RULES_ROUTES
 from svc.api.status import buildinfo, format_query_get, format_query_post, ready
@@ -55,6 +55,7 @@ ROUTES = [
     query_range,
     query_range_post,
     query,
+    query_post,
     labels,
     label_values_handler,
     series,

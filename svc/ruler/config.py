@@ -173,7 +173,9 @@ class RemoteWriteConfig:
         metadata={"help": "Deprecated single client (becomes clients.default).", "duration": False},
     )
     config_refresh_period: float = setting(
-        10.0, "How often tenant remote-write settings are re-applied.", duration=True
+        10.0,
+        "Accepted for compatibility: remote-write settings are those read at start-up.",
+        duration=True,
     )
     add_org_id_header: bool = setting(True, "Send X-Scope-OrgID: <tenant> with each request.")
 

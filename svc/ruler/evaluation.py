@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -28,6 +29,7 @@ from svc.query.metric_queries import run_metric_query
 __all__ = [
     "EvaluationError",
     "Evaluator",
+    "JitterEvaluator",
     "LocalEvaluator",
     "RemoteEvaluator",
     "Sample",
@@ -136,6 +138,31 @@ class RemoteEvaluator:
         except (OSError, ValueError) as exc:
             raise EvaluationError(f"rule evaluation failed: {exc}") from exc
         return _remote_samples(payload)
+
+
+def fnv32a(data: bytes) -> int:
+    """The 32-bit FNV-1a hash."""
+    value = 0x811C9DC5
+    for byte in data:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+class JitterEvaluator:
+    """Waits a stable, query-dependent delay of at most ``max_jitter`` before each query
+    (``evaluation.max_jitter``): FNV-1a of the query, scaled as the reference does."""
+
+    def __init__(self, inner: Evaluator, max_jitter_seconds: float) -> None:
+        self.inner = inner
+        self.max_jitter_seconds = max_jitter_seconds
+
+    def delay(self, expr: str) -> float:
+        """Seconds waited before ``expr``."""
+        return fnv32a(expr.encode()) / 0xFFFFFFFF * self.max_jitter_seconds
+
+    def instant(self, tenant: str, expr: str, ts_ns: int) -> list[Sample]:
+        time.sleep(self.delay(expr))
+        return self.inner.instant(tenant, expr, ts_ns)
 
 
 def _remote_samples(payload: dict[str, object]) -> list[Sample]:

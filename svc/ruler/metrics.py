@@ -143,12 +143,17 @@ class _RulerCollector(Collector):
             "Alerts waiting to be sent to Alertmanager.",
             labels=["user"],
         )
-        tenants = set()
+        newest: dict[tuple[str, ...], float] = {}
+        counts: dict[tuple[str, ...], int] = {}
         for group in self.manager.all_groups():
-            labels = self.metrics.group_labels(*group.key)
-            last.add_metric(labels, group.last_evaluation_ns / 1e9)
-            rules.add_metric(labels, len(group.rules))
-            tenants.add(group.tenant)
+            # without the rule_group label, a tenant's groups add up to one series
+            labels = tuple(self.metrics.group_labels(*group.key))
+            newest[labels] = max(newest.get(labels, 0.0), group.last_evaluation_ns / 1e9)
+            counts[labels] = counts.get(labels, 0) + len(group.rules)
+        for labels in sorted(newest):
+            last.add_metric(list(labels), newest[labels])
+            rules.add_metric(list(labels), counts[labels])
+        tenants = {labels[0] for labels in newest}
         for tenant in sorted(tenants):
             queue.add_metric([tenant], self.notifier.queue_length(tenant))
         pending = GaugeMetricFamily(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import shutil
 import threading
 import time
 import urllib.error
@@ -247,6 +248,46 @@ class RemoteWriter:
             for tenant, buffer in buffers.items()
             for client in self.clients
         }
+
+    def start_cleaner(
+        self, min_age_s: float, period_s: float, active: Callable[[], set[str]]
+    ) -> None:
+        """Every ``period_s``, remove the buffers of tenants without rules that have not
+        been written for ``min_age_s`` (``ruler.wal_cleaner``)."""
+
+        def loop() -> None:
+            while not self._stop.wait(period_s):
+                self.clean(min_age_s, active())
+
+        threading.Thread(target=loop, name="remote-write-cleaner", daemon=True).start()
+
+    def clean(self, min_age_s: float, keep: set[str]) -> list[str]:
+        """Remove idle buffers of tenants not in ``keep``; the tenants removed."""
+        removed: list[str] = []
+        cutoff = time.time() - min_age_s
+        if not self.directory.is_dir():
+            return removed
+        for entry in sorted(self.directory.iterdir()):
+            tenant = unescape_name(entry.name)
+            if not entry.is_dir() or tenant in keep:
+                continue
+            newest = max((p.stat().st_mtime for p in entry.iterdir()), default=0.0)
+            if newest >= cutoff:
+                continue
+            with self._lock:
+                senders = [s for s in self._senders if s.tenant == tenant]
+                self._senders = [s for s in self._senders if s.tenant != tenant]
+                buffer = self.buffers.pop(tenant, None)
+            for sender in senders:
+                sender.stop_event.set()
+                with sender.buffer.cond:
+                    sender.buffer.cond.notify_all()
+                sender.thread.join(10)
+            if buffer is not None:
+                buffer.close()
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(tenant)
+        return removed
 
     def _truncate_loop(self) -> None:
         while not self._stop.wait(self.truncate_every_s):

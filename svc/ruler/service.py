@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Final
 
 from svc.ruler.alerting import AlertingRule, OutputSample
 from svc.ruler.config import RulerConfig, tenant_list
-from svc.ruler.evaluation import Evaluator, LocalEvaluator, RemoteEvaluator, Sample
+from svc.ruler.evaluation import (
+    Evaluator,
+    JitterEvaluator,
+    LocalEvaluator,
+    RemoteEvaluator,
+    Sample,
+)
 from svc.ruler.forstate import ForStateStore, restore_group
 from svc.ruler.group import GroupContext, GroupRuntime
 from svc.ruler.manager import Manager
@@ -176,7 +182,13 @@ class Ruler:
     def start(self) -> None:
         """Start sending what is buffered, load the rules, start evaluating."""
         self.writer.start()
+        cleaner = self.cfg.wal_cleaner
+        if cleaner.period > 0:
+            self.writer.start_cleaner(cleaner.min_age, cleaner.period, self._tenants_with_rules)
         self.manager.start()
+
+    def _tenants_with_rules(self) -> set[str]:
+        return {group.tenant for group in self.manager.all_groups()}
 
     def stop(self) -> None:
         """Stop evaluating, send queued alerts, stop the senders."""
@@ -211,4 +223,6 @@ def build_ruler(config: Config, engine: QueryEngine, registry: CollectorRegistry
         )
     else:
         evaluator = LocalEvaluator(engine, config.limits_config.max_query_series)
+    if evaluation.max_jitter > 0:
+        evaluator = JitterEvaluator(evaluator, evaluation.max_jitter)
     return Ruler(config, LocalRuleStore(rules_directory(config)), evaluator, registry)

@@ -257,3 +257,61 @@ def test_outage_and_kill_lose_no_sample(make_server: Callable[..., Server], tmp_
         assert srv.stop() == 0
     finally:
         prom.stop()
+
+
+RESTORE_GROUP = """
+name: restore
+interval: 1s
+rules:
+  - alert: Firing
+    expr: vector(1) > 0
+    for: 2s
+  - alert: Pending
+    expr: vector(2) > 0
+    for: 1m
+"""
+
+
+def _alerts(client: httpx.Client) -> dict[str, dict[str, Any]]:
+    found = client.get("/prometheus/api/v1/alerts").json()["data"]["alerts"]
+    return {alert["labels"]["alertname"]: alert for alert in found}
+
+
+def _seconds(rfc3339: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
+
+
+def test_alert_state_restored_after_kill(make_server: Callable[..., Server]) -> None:
+    srv = make_server(
+        {"ruler": {"evaluation_interval": "1s", "poll_interval": "1s", "for_grace_period": "1s"}}
+    )
+    with srv.client("restore") as client:
+        post_rules(client, "ns", RESTORE_GROUP)
+        before = wait_for(
+            lambda: (a := _alerts(client)) and a.get("Firing", {}).get("state") == "firing" and a,
+            what="a firing and a pending alert",
+        )
+    time.sleep(5)  # both active a while, their state saved at each evaluation
+    srv.kill()
+    down = time.time()
+    time.sleep(2)
+    restarted = time.time()
+    srv.start()
+    with srv.client("restore") as client:
+        # restored after the second evaluation: before that the new alerts start afresh
+        after = wait_for(
+            lambda: (a := _alerts(client)) and _seconds(a["Pending"]["activeAt"]) < restarted and a,
+            what="the restored alerts",
+        )
+        outage = time.time() - down
+        firing = after["Firing"]
+        assert _seconds(firing["activeAt"]) == int(_seconds(before["Firing"]["activeAt"]))
+        wait_for(lambda: _alerts(client)["Firing"]["state"] == "firing", what="firing again")
+        # 1m "for", a few seconds spent: the time svc was down does not count towards it
+        pending = after["Pending"]
+        original = int(_seconds(before["Pending"]["activeAt"]))
+        assert pending["state"] == "pending"
+        assert original + 2 <= _seconds(pending["activeAt"]) <= original + outage + 1
+    assert srv.stop() == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -165,3 +166,64 @@ def test_tenant_errors(client: Client, header: str, status: int, message: str) -
         assert response.status_code == status
         assert response.json()["error"] == message
     assert client.get("/prometheus/api/v1/rules").status_code == 401
+
+
+def _metric(text: str, name: str, **labels: str) -> float:
+    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    for line in text.splitlines():
+        if line.startswith(f"{name}{{{wanted}}} "):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"{name}{{{wanted}}} not in /metrics")
+
+
+def test_metrics(client: Client) -> None:
+    _setup(client)
+    text = client.get("/metrics").text
+    assert (
+        _metric(
+            text, "svc_prometheus_rule_evaluations_total", user="team-a", rule_group="ns-b;b-group"
+        )
+        >= 2
+    )
+    assert (
+        _metric(
+            text,
+            "svc_prometheus_rule_evaluation_failures_total",
+            user="team-a",
+            rule_group="ns-a;a-group",
+        )
+        >= 1
+    )
+    assert (
+        _metric(text, "svc_prometheus_rule_group_rules", user="team-a", rule_group="ns-b;b-group")
+        == 2
+    )
+    assert (
+        _metric(
+            text,
+            "svc_prometheus_rule_group_last_evaluation_timestamp_seconds",
+            user="team-a",
+            rule_group="ns-b;b-group",
+        )
+        > 1.7e9
+    )
+    assert (
+        _metric(text, "svc_prometheus_rule_evaluation_duration_seconds_count", user="team-a") >= 3
+    )
+    assert _metric(text, "svc_prometheus_notifications_queue_length", user="team-a") == 0
+
+
+def test_metrics_without_the_rule_group_label(make_client: Callable[..., Client]) -> None:
+    client = make_client(
+        {
+            "ruler": {
+                "evaluation_interval": "1s",
+                "poll_interval": "1s",
+                "disable_rule_group_label": True,
+            }
+        }
+    )
+    _setup(client)
+    text = client.get("/metrics").text
+    assert _metric(text, "svc_prometheus_rule_group_rules", user="team-a") == 3
+    assert _metric(text, "svc_prometheus_rule_evaluations_total", user="team-a") >= 3
