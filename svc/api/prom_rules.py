@@ -11,10 +11,10 @@ from litestar.handlers import HTTPRouteHandler
 
 from gocompat.strconv import format_float, quote
 from logql_to_sql import to_text
-from svc.api.common import org_header, runtime
+from svc.api.common import runtime
 from svc.api.legacy import rfc3339_nano
-from svc.api.rules import envelope, envelope_error
-from svc.errors import BadRequestError, UnauthorizedError
+from svc.api.rules import envelope, envelope_error, ruler_tenant
+from svc.errors import BadRequestError
 from svc.ingest.otlp_values import format_double
 from svc.ruler.alerting import Alert, AlertingRule
 from svc.ruler.evaluation import parse_rule_expr
@@ -43,12 +43,8 @@ def _query_text(expr: str) -> str:
 
 
 def _tenant(request: Request[Any, Any, Any]) -> str | Response[bytes]:
-    rt = runtime(request)
-    header = org_header(request)
-    if rt.config.auth_enabled and not header:
-        raise UnauthorizedError("no org id")
     try:
-        return rt.resolver.single(header)
+        return ruler_tenant(request)
     except BadRequestError as exc:
         if exc.message == "multiple org IDs present":
             return envelope_error("too many org ids found", 400)

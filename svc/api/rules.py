@@ -29,10 +29,15 @@ from svc.ruler.rulefmt import (
     parse_group,
 )
 from svc.ruler.service import Ruler
-from svc.ruler.store import GroupNotFoundError, NamespaceNotFoundError, RuleStoreError
+from svc.ruler.store import (
+    GroupNotFoundError,
+    NamespaceNotFoundError,
+    RuleStore,
+    RuleStoreError,
+)
 from svc.ruler.validation import validate_groups
 
-__all__ = ["RULES_ROUTES", "envelope", "envelope_error"]
+__all__ = ["RULES_ROUTES", "envelope", "envelope_error", "ruler_tenant"]
 
 _PREFIXES = ("/svc/api/v1/rules", "/loki/api/v1/rules", "/api/prom/rules")
 _YAML = "application/yaml"
@@ -125,14 +130,20 @@ def _ruler(request: Request[Any, Any, Any]) -> Ruler:
     return found
 
 
-def _tenant(request: Request[Any, Any, Any]) -> str:
-    """The request's one tenant; any tenant error but a missing header is ``no org id``."""
+def ruler_tenant(request: Request[Any, Any, Any]) -> str:
+    """The request's one tenant: 401 without the header (auth on), else BadRequestError for
+    an invalid ID or several, which each ruler endpoint answers in its own way."""
     rt = runtime(request)
     header = org_header(request)
     if rt.config.auth_enabled and not header:
         raise UnauthorizedError("no org id")
+    return rt.resolver.single(header)
+
+
+def _tenant(request: Request[Any, Any, Any]) -> str:
+    """The request's one tenant; any tenant error but a missing header is ``no org id``."""
     try:
-        return rt.resolver.single(header)
+        return ruler_tenant(request)
     except BadRequestError as exc:
         raise _Answer(envelope_error("no org id", 500)) from exc
 
@@ -257,6 +268,21 @@ async def create_rule_group(request: Request[Any, Any, Any]) -> Response[bytes]:
     return await _answer(work)
 
 
+async def _deleted(
+    request: Request[Any, Any, Any], change: Callable[[RuleStore], None]
+) -> Response[bytes]:
+    """Apply a delete to the store: 202, 404 for a missing namespace, else a 500 envelope."""
+    ruler = _ruler(request)
+    try:
+        await asyncio.to_thread(change, ruler.store)
+    except NamespaceNotFoundError as exc:
+        return error_text(str(exc), 404)
+    except RuleStoreError as exc:
+        return envelope_error(str(exc), 500)
+    ruler.request_sync()
+    return envelope(None, 202)
+
+
 @delete(_paths("/{namespace:str}"), status_code=202)
 async def delete_namespace(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Delete every group of a namespace."""
@@ -264,15 +290,7 @@ async def delete_namespace(request: Request[Any, Any, Any]) -> Response[bytes]:
     async def work() -> Response[bytes]:
         tenant = _tenant(request)
         ns = _name_param(request.path_params["namespace"], "namespace")
-        ruler = _ruler(request)
-        try:
-            await asyncio.to_thread(ruler.store.delete_namespace, tenant, ns)
-        except NamespaceNotFoundError as exc:
-            return error_text(str(exc), 404)
-        except RuleStoreError as exc:
-            return envelope_error(str(exc), 500)
-        ruler.request_sync()
-        return envelope(None, 202)
+        return await _deleted(request, lambda store: store.delete_namespace(tenant, ns))
 
     return await _answer(work)
 
@@ -284,13 +302,7 @@ async def delete_rule_group(request: Request[Any, Any, Any]) -> Response[bytes]:
     async def work() -> Response[bytes]:
         tenant = _tenant(request)
         ns, name = _names(request)
-        ruler = _ruler(request)
-        try:
-            await asyncio.to_thread(ruler.store.delete_group, tenant, ns, name)
-        except RuleStoreError as exc:
-            return envelope_error(str(exc), 500)
-        ruler.request_sync()
-        return envelope(None, 202)
+        return await _deleted(request, lambda store: store.delete_group(tenant, ns, name))
 
     return await _answer(work)
 

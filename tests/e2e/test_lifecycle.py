@@ -19,7 +19,7 @@ from tests.e2e.server import Server
 
 BASE = 1_700_000_000_000_000_000
 WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9), "limit": "5000"}
-SERVICES = ("store", "wal", "ingester", "querier", "index-gateway")
+SERVICES = ("store", "wal", "ingester", "querier", "index-gateway", "ruler")
 STREAMS = [({"app": "a"}, [(BASE + i, f"line {i}") for i in range(20)])]
 
 
@@ -101,7 +101,9 @@ def test_failed_service_shows_in_services_and_ready(make_server: Callable[..., S
     srv = make_server(start=False)
     _corrupt_wal(srv.data_dir)
     srv.start(wait=False)
+    # every service that can start has (the ruler depends on the WAL: it stays New)
     _wait_for(lambda: _services(srv)["wal"] == "Failed")
+    _wait_for(lambda: _services(srv)["index-gateway"] == "Running")
     assert _services(srv) == {
         "store": "Running",
         "wal": "Failed",
