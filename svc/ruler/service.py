@@ -122,6 +122,8 @@ class Ruler:
         metrics = self.metrics
 
         class Timed:
+            """The evaluator, timing each query (``query_stats_enabled``)."""
+
             def instant(self, tenant: str, expr: str, ts_ns: int) -> list[Sample]:
                 started = time.perf_counter()
                 try:

@@ -227,3 +227,24 @@ def test_metrics_without_the_rule_group_label(make_client: Callable[..., Client]
     text = client.get("/metrics").text
     assert _metric(text, "svc_prometheus_rule_group_rules", user="team-a") == 3
     assert _metric(text, "svc_prometheus_rule_evaluations_total", user="team-a") >= 3
+
+
+def test_disabled_tenants_are_not_evaluated_and_query_stats(
+    make_client: Callable[..., Client],
+) -> None:
+    ruler = {
+        "evaluation_interval": "1s",
+        "poll_interval": "1s",
+        "disabled_tenants": "team-b, team-c",
+        "query_stats_enabled": True,
+    }
+    client = make_client({"ruler": ruler})
+    _setup(client)
+    other = {"X-Scope-OrgID": "team-b"}
+    assert client.post("/loki/api/v1/rules/ns", content=GROUP_A, headers=other).status_code == 202
+    time.sleep(1.5)
+    assert client.get("/prometheus/api/v1/rules", headers=other).json()["data"]["groups"] == []
+    assert "a-group" in client.get("/loki/api/v1/rules", headers=other).text  # stored all the same
+    assert (
+        _metric(client.get("/metrics").text, "svc_ruler_queries_seconds_total", user="team-a") > 0
+    )
