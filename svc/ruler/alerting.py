@@ -115,6 +115,8 @@ class AlertingRule:
         for key, text in self.rule.labels.items():
             labels[key] = expand_text(text)
         labels["alertname"] = self.name
+        # an empty value removes the label, as Prometheus' label builder does
+        labels = {name: value for name, value in labels.items() if value}
         annotations = {key: expand_text(text) for key, text in self.rule.annotations.items()}
         return Alert(
             labels=labels_key(labels),

@@ -36,7 +36,8 @@ class RecordingRule:
             labels = dict(sample.labels)
             labels["__name__"] = self.name
             labels.update(self.rule.labels)
-            key = labels_key(labels)
+            # an empty value removes the label, as Prometheus' label builder does
+            key = labels_key({name: value for name, value in labels.items() if value})
             if key in out:
                 raise EvaluationError(DUPLICATE_SERIES)
             out[key] = OutputSample(key, ms, sample.value)

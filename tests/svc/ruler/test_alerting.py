@@ -47,6 +47,16 @@ def test_labels_of_an_alert() -> None:
     assert dict(only(rule).annotations) == {"v": "3"}
 
 
+def test_an_empty_expansion_removes_the_label() -> None:
+    rule = AlertingRule(
+        Rule("x", alert="A", labels={"app": "{{ $labels.none }}"}),
+        external_labels={},
+        external_url="",
+    )
+    rule.evaluate([WEB], T0, 0)
+    assert dict(only(rule).labels) == {"alertname": "A"}
+
+
 def test_none_to_pending_to_firing() -> None:
     rule = make(for_ns=2 * MIN)
     rule.evaluate([WEB], T0, 0)

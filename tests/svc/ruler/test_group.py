@@ -77,6 +77,13 @@ def test_recorded_series_and_stale_markers() -> None:
     assert struct.pack("<Q", 0x7FF0000000000002) == struct.pack("<d", STALE_NAN)
 
 
+def test_an_empty_rule_label_removes_the_label() -> None:
+    out: list[OutputSample] = []
+    group = group_of(Rule("e", record="r", labels={"app": ""}))
+    group.evaluate(S, context(FakeEvaluator({"e": [Sample((("app", "a"), ("x", "1")), 1.0)]}), out))
+    assert out == [OutputSample((("__name__", "r"), ("x", "1")), 1000, 1.0)]
+
+
 def test_scalar_result_has_only_the_name() -> None:
     out: list[OutputSample] = []
     group = group_of(Rule("e", record="one"))
