@@ -242,3 +242,10 @@ def test_verify_config_reports_ruler_errors(tmp_path: Path) -> None:
     assert "MULTIPLE CONFIG ERRORS FOUND" in done.stderr
     assert "remote-write enabled but no clients URL are configured" in done.stderr
     assert "invalid evaluation mode: x" in done.stderr
+
+
+def test_example_config_is_valid() -> None:
+    text = (Path(__file__).resolve().parents[3] / "examples" / "config.yaml").read_text()
+    config = config_from_yaml(text)
+    assert validate_config(config) == []
+    assert config.ruler.evaluation_interval == 60 and not config.ruler.remote_write.enabled
