@@ -15,6 +15,7 @@ from litestar.exceptions import HTTPException
 from litestar.types import Middleware
 
 from logql_to_sql import LogQLError
+from svc.api.delete import deletion_routes
 from svc.api.detected_fields import (
     detected_field_values,
     detected_field_values_post,
@@ -93,6 +94,7 @@ def _routes(config: Config, rt: Runtime) -> list[Any]:
     ones; the rules APIs need a ruler and ``ruler.enable_api``."""
     routes: list[Any] = list(COMMON_ROUTES if config.target == "ruler" else ROUTES)
     routes += ops_routes(config.target)
+    routes += deletion_routes(config)
     if rt.ruler is not None and config.ruler.enable_api:
         routes += [*RULES_ROUTES, *PROM_RULES_ROUTES]
     return routes

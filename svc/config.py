@@ -16,6 +16,12 @@ import yaml
 
 from gocompat.durations import format_go_duration, format_prom_duration, parse_duration_seconds
 from gocompat.fmt import go_format_v
+from svc.compactor.config import (
+    CompactorConfig,
+    StreamRetention,
+    compactor_config_errors,
+    retention_rule_error,
+)
 from svc.config_fields import MIB, setting
 from svc.config_schema import active_period, schema_config_errors
 from svc.errors import ServiceError
@@ -80,6 +86,10 @@ class CommonConfig:
 
     path_prefix: str = setting("./data", "Directory under which all data is stored.")
     replication_factor: int = setting(1, "Copies of each stream kept by ingesters.")
+    compactor_address: str = setting(
+        "", "HTTP address of the compactor, for targets that do not run it (delete filtering)."
+    )
+    compactor_grpc_address: str = setting("", "gRPC address of the compactor (same use).")
 
 
 @dataclass
@@ -165,6 +175,15 @@ class LimitsConfig:
         "filter-and-delete",
         "Log deletion for the tenant: disabled, filter-only or filter-and-delete.",
     )
+    retention_period: float = setting(
+        0.0,
+        "How long entries are kept (0: forever; needs compactor.retention_enabled).",
+        duration=True,
+    )
+    retention_stream: list[StreamRetention] = setting(  # noqa: RUF009
+        [], "Per-stream retention rules: selector, priority, period (>= 24h)."
+    )
+    allow_deletes: bool = setting(False, "Deprecated and ignored: use deletion_mode.")
     otlp_promoted_resource_attributes: list[str] = setting(  # noqa: RUF009
         [], "OTLP resource attributes turned into stream labels (empty: the default list)."
     )
@@ -201,6 +220,12 @@ class TenantOverrides:
     )
     deletion_mode: str | None = setting(
         None, "Log deletion for this tenant (disabled, filter-only, filter-and-delete)."
+    )
+    retention_period: float | None = setting(
+        None, "How long this tenant's entries are kept (0: forever).", duration=True
+    )
+    retention_stream: list[StreamRetention] | None = setting(  # noqa: RUF009
+        None, "This tenant's per-stream retention rules (replace the global list)."
     )
     ruler_max_rules_per_rule_group: int | None = setting(None, "Rules per group for this tenant.")
     ruler_max_rule_groups_per_tenant: int | None = setting(None, "Rule groups of this tenant.")
@@ -280,14 +305,6 @@ class QueryRangeConfig:
     """Range query behaviour (``query_range:``)."""
 
     align_queries_with_step: bool = setting(True, "Align metric range queries to the step.")
-
-
-@dataclass
-class CompactorConfig:
-    """Compaction, retention and deletion (``compactor:``)."""
-
-    retention_enabled: bool = setting(False, "Apply retention and delete requests.")
-    working_directory: str = setting("", "Compactor scratch space (default: under path_prefix).")
 
 
 @dataclass
@@ -456,6 +473,14 @@ def validate_config(config: Config) -> list[str]:
         errors.append(f"querier.query_memory_limit: {exc}")
     if config.querier.max_template_line_size <= 0:
         errors.append("querier.max_template_line_size must be positive")
+    rule_error = retention_rule_error(config.limits_config.retention_stream)
+    if rule_error:
+        errors.append(f"CONFIG ERROR: invalid limits_config config: {rule_error}")
+    errors += compactor_config_errors(
+        config.compactor,
+        target=config.target,
+        compactor_address=config.common.compactor_address or config.common.compactor_grpc_address,
+    )
     errors += schema_config_errors(config)
     errors += _override_errors(config)
     errors += _pattern_ingester_errors(config.pattern_ingester)
@@ -504,6 +529,9 @@ def _override_errors(config: Config) -> list[str]:
                 f"invalid override for tenant {tenant}: invalid deletion mode: "
                 f"{override.deletion_mode}"
             )
+        rule_error = retention_rule_error(override.retention_stream or [])
+        if rule_error:
+            errors.append(f"invalid override for tenant {tenant}: {rule_error}")
     return errors
 
 
@@ -513,7 +541,7 @@ def config_to_dict(config: Any) -> dict[str, Any]:
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
         key = f.metadata.get("key", f.name)
-        if f.metadata.get("duration"):
+        if f.metadata.get("duration") and value is not None:
             out[key] = format_prom_duration(round(value * 1e9))
         else:
             out[key] = _plain(value)
@@ -576,12 +604,25 @@ def _convert_collection(hint: Any, value: Any, path: str, errors: list[str]) -> 
     return _INVALID if _INVALID in built.values() else built
 
 
+def _optional_of(hint: Any) -> Any:
+    """``X`` of an ``X | None`` hint, else None."""
+    if not isinstance(hint, types.UnionType):
+        return None
+    args = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    return args[0] if len(args) == 1 else None
+
+
 def _section_collection(hint: Any) -> bool:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     return (origin is list or origin is dict) and dataclasses.is_dataclass(args[-1])
 
 
 def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors: list[str]) -> Any:
+    optional = _optional_of(hint)
+    if optional is not None:  # ``X | None``: unset stays None, anything else is an X
+        if value is None:
+            return None
+        hint = optional
     if dataclasses.is_dataclass(hint):
         if value is None:
             return _INVALID

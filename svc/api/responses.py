@@ -9,20 +9,25 @@ from litestar import Response
 
 from svc.query.engine import ScanStats
 
-__all__ = ["json_response", "stats_object", "success_envelope", "text_response"]
+__all__ = ["go_json", "json_response", "stats_object", "success_envelope", "text_response"]
 
 _encode = msgspec.json.Encoder().encode
 
 
-def json_response(payload: Any, status: int = 200) -> Response[bytes]:
-    """JSON body with ``<``, ``>`` and ``&`` escaped like Go's encoder, and a trailing newline."""
+def go_json(payload: Any) -> bytes:
+    """JSON with ``<``, ``>`` and ``&`` escaped like Go's encoder, and a trailing newline."""
     body = (
         _encode(payload)
         .replace(b"<", b"\\u003c")
         .replace(b">", b"\\u003e")
         .replace(b"&", b"\\u0026")
     )
-    return Response(body + b"\n", status_code=status, media_type="application/json")
+    return body + b"\n"
+
+
+def json_response(payload: Any, status: int = 200) -> Response[bytes]:
+    """JSON body with ``<``, ``>`` and ``&`` escaped like Go's encoder, and a trailing newline."""
+    return Response(go_json(payload), status_code=status, media_type="application/json")
 
 
 def success_envelope(data: Any, stats: ScanStats) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from logql_to_sql import DIALECT, QUERY_VARIABLE, LogQueryPlan
 from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import BadRequestError, GatewayTimeoutError
 from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
+from svc.query.deletes import visible_rows_sql
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
 from svc.storage.catalog import FileEntry
@@ -190,7 +191,7 @@ class QueryEngine:
         heads = view.head_tables
         while True:
             group, files = _next_group(files, self.scan_group_rows)
-            part = StoreView(view.lake_root, group, heads, view.streams)
+            part = dataclasses.replace(view, files=group, head_tables=heads)
             _add_scan(stats, group, heads)
             rows = self._limited_rows(plan, self.execute(text or plan.select, part, stats), stats)
             found = rows if found is None else _top(found, rows, plan.limit, plan.backward)
@@ -308,24 +309,48 @@ class QueryEngine:
         """The query's text with ``logs`` and ``streams`` defined as leading common table
         expressions over the view (inlined by DuckDB, as subqueries would be)."""
         text = select if isinstance(select, str) else select.sql(dialect=DIALECT)
-        logs, streams_name = self._relations(view, cursor)
-        relations = (
-            f"logs AS NOT MATERIALIZED ({logs}), "
-            f"streams AS NOT MATERIALIZED (SELECT * FROM {streams_name})"
-        )
+        logs, streams_name, filtered = self._relations(view, cursor)
+        streams = f"streams AS NOT MATERIALIZED (SELECT * FROM {streams_name})"
+        if filtered:  # delete filters read ``streams`` and their own relations: first
+            relations = ", ".join([streams, *filtered, f"logs AS NOT MATERIALIZED ({logs})"])
+        else:
+            relations = f"logs AS NOT MATERIALIZED ({logs}), {streams}"
         if text[:5].upper() == "WITH ":  # the query's own expressions join the list
             return f"WITH {relations}, {text[5:]}"
         return f"WITH {relations} {text}"
 
-    def _relations(self, view: AnyView, cursor: duckdb.DuckDBPyConnection) -> tuple[str, str]:
-        """The view's rows as one query, and the registered name of its stream table."""
+    def _relations(
+        self, view: AnyView, cursor: duckdb.DuckDBPyConnection
+    ) -> tuple[str, str, list[str]]:
+        """The view's rows as one query, the registered name of its stream table, and the
+        relations the view's delete filters need (defined before ``logs``)."""
         parts: list[str] = []
+        filtered: list[str] = []
+        multi = isinstance(view, MultiView)
         sources = view.parts if isinstance(view, MultiView) else [(view, 0)]
-        for source, mask in sources:
-            parts += self._sources(source, mask, cursor)
+        for number, (source, mask) in enumerate(sources):
+            if not source.deletes:
+                parts += self._sources(source, mask, cursor)
+                continue
+            raw = self._sources(source, 0, cursor)
+            if not raw:
+                continue
+            streams = "streams"
+            if multi:  # the filters match the tenant's own streams, before the id mask
+                streams = f"streams_p{number}"
+                name = self._register(cursor, source.streams)
+                filtered.append(f"{streams} AS NOT MATERIALIZED (SELECT * FROM {name})")
+            filtered.append(f"raw_p{number} AS NOT MATERIALIZED ({' UNION ALL '.join(raw)})")
+            visible = visible_rows_sql(f"raw_p{number}", source.deletes, streams=streams)
+            if mask:
+                visible = (
+                    f"SELECT ts, xor(stream_id, {int(mask)}) AS stream_id, line, metadata "
+                    f"FROM ({visible})"
+                )
+            parts.append(visible)
         if not parts:
             parts = self._sources(StoreView(self.store.lake_root, [], [], view.streams), 0, cursor)
-        return " UNION ALL ".join(parts), self._register(cursor, view.streams)
+        return " UNION ALL ".join(parts), self._register(cursor, view.streams), filtered
 
     def _sources(self, view: StoreView, mask: int, cursor: duckdb.DuckDBPyConnection) -> list[str]:
         """One SELECT per source of the view: its files, then each in-memory table.
