@@ -20,6 +20,7 @@ from litestar import WebSocket, websocket
 from litestar.types.asgi_types import WebSocketResponseBodyEvent, WebSocketResponseStartEvent
 
 import logql_to_sql
+from gocompat import jsonesc
 from logql_to_sql import Direction, ast
 from svc.api.common import API_PREFIXES
 from svc.api.legacy import legacy_query_text, rfc3339_nano
@@ -43,17 +44,10 @@ _HUB_KEY = "tail_hub"
 _ONLY_LOG_SELECTORS = "only log selector is supported"
 
 Labels = tuple[tuple[str, str], ...]
-_encode = msgspec.json.Encoder().encode
 
 
 def _json(payload: Any) -> str:
-    body = (
-        _encode(payload)
-        .replace(b"<", b"\\u003c")
-        .replace(b">", b"\\u003e")
-        .replace(b"&", b"\\u0026")
-    )
-    return body.decode()
+    return jsonesc.encode(payload).decode()
 
 
 class TailRequest(msgspec.Struct, frozen=True, kw_only=True):

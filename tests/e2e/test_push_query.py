@@ -41,9 +41,9 @@ def test_every_encoding_reads_back_identically(server: Server, tenant: str, enco
 
 def test_lines_escape_html_characters_like_the_reference(server: Server, tenant: str) -> None:
     with server.client(tenant) as client:
-        push(client, [({"app": "h"}, [(BASE, "<b>&</b>")])])
+        push(client, [({"app": "h"}, [(BASE, "<b>&</b>\u2028\u2029")])])
         raw = client.get("/loki/api/v1/query_range", params={"query": '{app="h"}', **WINDOW})
-    assert "\\u003cb\\u003e\\u0026\\u003c/b\\u003e" in raw.text
+    assert '"\\u003cb\\u003e\\u0026\\u003c/b\\u003e\\u2028\\u2029"' in raw.text
     assert raw.text.endswith("\n")
 
 
