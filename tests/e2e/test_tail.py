@@ -142,7 +142,9 @@ def test_every_path_and_the_legacy_shape(server: Server, tenant: str) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
     stamp += ("." + f"{nanos:09d}".rstrip("0")) if nanos else ""
     assert legacy == {
-        "streams": [{"labels": '{app="l"}', "entries": [{"ts": stamp + "Z", "line": "hello <&>"}]}],
+        "streams": [
+            {"labels": '{app="l"}', "entries": [{"ts": stamp + "Z", "line": "hello <&>\u2028"}]}
+        ],
         "dropped_entries": None,
     }
 
