@@ -167,6 +167,34 @@ def test_tenant_errors_on_push_and_query(
             'that does not have an empty-compatible value. For instance, app=~".*" '
             'does not meet this requirement, but app=~".+" will',
         ),
+        *(
+            (
+                {"query": f'{{a="b"}} | {stage}'},
+                f"parse error : stage '| {stage}' : {cause}: template: {name}:1: {error}",
+            )
+            for stage, cause, name, error in [
+                ('line_format "{{if}}"', "invalid line template", "line", "missing value for if"),
+                (
+                    'line_format "{{$x}}"',
+                    "invalid line template",
+                    "line",
+                    'undefined variable "$x"',
+                ),
+                (
+                    'line_format "{{break}}"',
+                    "invalid line template",
+                    "line",
+                    "{{break}} outside {{range}}",
+                ),
+                ('line_format "{{(.a}}"', "invalid line template", "line", "unclosed left paren"),
+                (
+                    'label_format x="{{.a | nope}}"',
+                    "invalid template for label 'x'",
+                    "label",
+                    'function "nope" not defined',
+                ),
+            ]
+        ),
     ],
 )
 def test_query_range_parameter_errors(

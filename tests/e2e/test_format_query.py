@@ -37,3 +37,21 @@ def test_html_characters_are_escaped(server: Server) -> None:
         response = client.get("/svc/api/v1/format_query", params={"query": '{a="<&>"}'})
     assert "\\u003c\\u0026\\u003e" in response.text
     assert response.json()["data"] == '{a="<&>"}'
+
+
+@pytest.mark.parametrize(
+    ("query", "formatted"),
+    [
+        ('{a="b"}|line_format "{{if}}"', '{a="b"} | line_format "{{if}}"'),
+        ('{a="b"}|label_format x="{{$x}}"', '{a="b"} | label_format x="{{$x}}"'),
+        ('{a="b"}|~"(?P<x>a)"|json y="a["', '{a="b"} |~ "(?P<x>a)" | json y="a["'),
+    ],
+)
+def test_stage_errors_do_not_stop_formatting(server: Server, query: str, formatted: str) -> None:
+    # Loki builds no pipeline to format a query: only parse-time rules apply.
+    with server.client("t") as client:
+        response = client.get("/svc/api/v1/format_query", params={"query": query})
+    assert (response.status_code, response.json()) == (
+        200,
+        {"status": "success", "data": formatted},
+    )
