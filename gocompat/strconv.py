@@ -8,8 +8,11 @@ from decimal import Decimal
 from typing import Final
 
 __all__ = [
+    "NumError",
+    "UnquoteError",
     "format_float",
     "parse_float",
+    "parse_float_strict",
     "parse_int",
     "quote",
     "quote_rune",
@@ -105,22 +108,28 @@ def unquote_char(text: str, pos: int, quote_char: str) -> tuple[int, bool, int]:
 
 
 def unquote(token: str) -> str:
-    """``strconv.Unquote`` of a template string literal (``"..."`` or a raw string)."""
-    if len(token) < 2 or token[0] != token[-1]:
+    """``strconv.Unquote``: a double-quoted, single-quoted (one character) or raw literal."""
+    if len(token) < 2 or token[0] != token[-1] or token[0] not in "\"'`":
         raise UnquoteError
-    body = token[1:-1]
-    if token[0] == "`":
+    quote_char, body = token[0], token[1:-1]
+    if quote_char == "`":
         if "`" in body:
             raise UnquoteError
         return body.replace("\r", "")
-    if token[0] != '"' or "\n" in body:
+    if "\n" in body:
         raise UnquoteError
-    if "\\" not in body and '"' not in body:
+    if "\\" not in body:
+        # Go's quirk: '' has no character and still unquotes (to nothing).
+        if quote_char in body or (quote_char == "'" and len(body) > 1):
+            raise UnquoteError
         return body
     out = bytearray()
-    pos = 0
+    value, is_byte, pos = unquote_char(body, 0, quote_char)
+    out += bytes([value]) if is_byte else chr(value).encode("utf-8", "surrogatepass")
     while pos < len(body):
-        value, is_byte, pos = unquote_char(body, pos, '"')
+        if quote_char == "'":
+            raise UnquoteError
+        value, is_byte, pos = unquote_char(body, pos, quote_char)
         out += bytes([value]) if is_byte else chr(value).encode("utf-8", "surrogatepass")
     return out.decode("utf-8", "replace")
 
@@ -130,20 +139,26 @@ _INT64_MAX: Final = (1 << 63) - 1
 
 
 def _underscores_ok(text: str) -> bool:
-    # Go allows "_" only between digits or after a base prefix.
-    prev = "^"
-    body = text
-    if len(text) >= 2 and text[0] == "0" and text[1].lower() in "xob":
-        body = text[2:]
-        prev = "0"
+    """Go's ``underscoreOK``: each ``_`` stands between digits (a base prefix counts)."""
+    body = text[1:] if text[:1] in "+-" else text
+    saw = "^"
+    digits = "0123456789"
+    if len(body) >= 2 and body[0] == "0" and body[1].lower() in "xob":
+        saw = "0"
+        digits = _HEX if body[1].lower() == "x" else digits
+        body = body[2:]
     for ch in body:
-        if ch == "_":
-            if prev != "0":
+        if ch in digits:
+            saw = "0"
+        elif ch == "_":
+            if saw != "0":
                 return False
-            prev = "_"
+            saw = "_"
+        elif saw == "_":
+            return False
         else:
-            prev = "0"
-    return prev != "_"
+            saw = "!"
+    return saw != "_"
 
 
 def parse_int(text: str, *, bits: int = 64) -> int | None:
@@ -169,31 +184,58 @@ def parse_int(text: str, *, bits: int = 64) -> int | None:
     return value if -limit <= value < limit else None
 
 
-_DEC_FLOAT: Final = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_HEX_FLOAT: Final = re.compile(r"([+-]?)0[xX]([0-9a-fA-F_]*(?:\.[0-9a-fA-F_]*)?)[pP]([+-]?[\d_]+)")
+_DEC_FLOAT: Final = re.compile(r"[+-]?(?:[0-9_]+\.?[0-9_]*|\.[0-9_]+)(?:[eE][+-]?[0-9_]+)?")
+_HEX_FLOAT: Final = re.compile(r"([+-]?)0[xX]([0-9a-fA-F_]*(?:\.[0-9a-fA-F_]*)?)[pP]([+-]?[0-9_]+)")
 _SPECIAL: Final = re.compile(r"([+-]?)(inf|infinity|nan)", re.IGNORECASE)
+
+
+class NumError(ValueError):
+    """``strconv.NumError``: ``str(err)`` is Go's message, e.g.
+    ``strconv.ParseFloat: parsing "x": invalid syntax``."""
+
+    def __init__(self, func: str, text: str, reason: str) -> None:
+        super().__init__(f"strconv.{func}: parsing {quote(text)}: {reason}")
+
+
+def parse_float_strict(text: str) -> float:
+    """``strconv.ParseFloat(text, 64)``; raise :class:`NumError` as Go returns one
+    (``invalid syntax``, or ``value out of range`` on overflow)."""
+    value = _parse_float(text)
+    if value is None:
+        raise NumError("ParseFloat", text, "invalid syntax")
+    if math.isinf(value) and not _SPECIAL.fullmatch(text):
+        raise NumError("ParseFloat", text, "value out of range")
+    return value
 
 
 def parse_float(text: str) -> float | None:
     """``strconv.ParseFloat(text, 64)``; None on syntax or range errors."""
+    try:
+        return parse_float_strict(text)
+    except NumError:
+        return None
+
+
+def _parse_float(text: str) -> float | None:
     if _DEC_FLOAT.fullmatch(text):
-        value = float(text)
-        return None if math.isinf(value) else value
+        if "_" in text and not _underscores_ok(text):
+            return None
+        return float(text.replace("_", ""))
     special = _SPECIAL.fullmatch(text)
     if special:
         if special.group(2).lower() == "nan":
             return None if special.group(1) else math.nan
         return -math.inf if special.group(1) == "-" else math.inf
     hexed = _HEX_FLOAT.fullmatch(text)
-    if hexed and _underscores_ok("0x" + hexed.group(2).replace(".", "")):
+    if hexed and _underscores_ok(text):
         mantissa = hexed.group(2).replace("_", "")
         if mantissa in ("", "."):
             return None
+        sign = -1.0 if hexed.group(1) == "-" else 1.0
         try:
-            value = float.fromhex(f"{hexed.group(1)}0x{mantissa}p{hexed.group(3)}".replace("_", ""))
+            return float.fromhex(f"{hexed.group(1)}0x{mantissa}p{hexed.group(3)}".replace("_", ""))
         except OverflowError:
-            return None
-        return value
+            return math.copysign(math.inf, sign)
     return None
 
 

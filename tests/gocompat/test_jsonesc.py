@@ -15,7 +15,9 @@ from gocompat import jsonesc
         pytest.param("a<b>&c", '"a\\u003cb\\u003e\\u0026c"', id="html"),
         pytest.param("x\u2028y\u2029z", '"x\\u2028y\\u2029z"', id="separators"),
         pytest.param("—…\u2027\u202a", '"—…\u2027\u202a"', id="neighbours-of-separators-kept"),
-        pytest.param('"\\\b\f\n\r\t\x01\x1f\x7f', '"\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001f\x7f"', id="controls"),
+        pytest.param(
+            '"\\\b\f\n\r\t\x01\x1f\x7f', '"\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001f\x7f"', id="controls"
+        ),
         pytest.param("a\udcffb", '"a\\ufffdb"', id="lone-surrogate-is-invalid-utf8"),
         pytest.param("\ufffd", '"\ufffd"', id="real-replacement-char-kept"),
     ],
