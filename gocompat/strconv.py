@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from decimal import Decimal
 from typing import Final
 
@@ -11,6 +12,7 @@ __all__ = [
     "NumError",
     "UnquoteError",
     "format_float",
+    "is_print",
     "parse_float",
     "parse_float_strict",
     "parse_int",
@@ -50,6 +52,11 @@ def _escape_rune(ch: str, quote_char: str, ascii_only: bool) -> str:
     if code < 0x10000:
         return f"\\u{code:04x}"
     return f"\\U{code:08x}"
+
+
+def is_print(code: int) -> bool:
+    """``strconv.IsPrint``: letters, marks, numbers, punctuation, symbols and ASCII space."""
+    return 0 <= code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF and chr(code).isprintable()
 
 
 def quote(text: str, *, ascii_only: bool = False) -> str:
@@ -267,11 +274,14 @@ def _format_f(neg: bool, digits: str, point: int, prec: int) -> str:
 
 
 def format_float(value: float, verb: str = "g", prec: int = -1) -> str:
-    """``strconv.FormatFloat(value, verb, prec, 64)`` for verbs e E f F g G."""
+    """``strconv.FormatFloat(value, verb, prec, 64)`` for verbs e E f g G b x X (and F,
+    which ``fmt`` maps to f)."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
         return "+Inf" if value > 0 else "-Inf"
+    if verb in "bxX":
+        return _format_binary(value, verb, prec)
     if prec >= 0:
         return _format_fixed_precision(value, verb, prec)
     neg = math.copysign(1.0, value) < 0
@@ -292,3 +302,60 @@ def _format_fixed_precision(value: float, verb: str, prec: int) -> str:
     if verb in "eE":
         return f"{value:.{prec}{verb}}"
     return f"{value:.{max(prec, 1)}{'g' if verb == 'g' else 'G'}}"
+
+
+_MANT_BITS: Final = 52
+_BIAS: Final = -1023
+
+
+def _mantissa_exponent(value: float) -> tuple[bool, int, int]:
+    """Sign, integer mantissa and binary exponent (value = mant * 2**(exp - 52))."""
+    bits = struct.unpack("<Q", struct.pack("<d", value))[0]
+    exp = (bits >> _MANT_BITS) & 0x7FF
+    mant = bits & ((1 << _MANT_BITS) - 1)
+    if exp == 0:
+        exp += 1
+    else:
+        mant |= 1 << _MANT_BITS
+    return bool(bits >> 63), mant, exp + _BIAS
+
+
+def _format_binary(value: float, verb: str, prec: int) -> str:
+    neg, mant, exp = _mantissa_exponent(value)
+    sign = "-" if neg else ""
+    if verb == "b":
+        exp -= _MANT_BITS
+        return f"{sign}{mant}p{'+' if exp >= 0 else '-'}{abs(exp)}"
+    return sign + _format_hex(mant, exp, verb, prec)
+
+
+def _format_hex(mant: int, exp: int, verb: str, prec: int) -> str:
+    """Go's ``%x``: ``0x1.yyyyp±dd``, the leading 1 moved to bit 60 first."""
+    if mant == 0:
+        exp = 0
+    mant <<= 60 - _MANT_BITS
+    while mant and not mant & (1 << 60):
+        mant <<= 1
+        exp -= 1
+    if 0 <= prec < 15:
+        shift = prec * 4
+        extra = (mant << shift) & ((1 << 60) - 1)
+        mant >>= 60 - shift
+        if extra | (mant & 1) > 1 << 59:
+            mant += 1
+        mant <<= 60 - shift
+        if mant & (1 << 61):
+            mant >>= 1
+            exp += 1
+    hex_digits = "0123456789abcdef" if verb == "x" else "0123456789ABCDEF"
+    out = "0" + verb + str((mant >> 60) & 1)
+    mant = (mant << 4) & ((1 << 64) - 1)
+    if (prec < 0 and mant) or prec > 0:
+        out += "."
+        count = 0
+        while (prec < 0 and mant) or count < prec:
+            out += hex_digits[(mant >> 60) & 15]
+            mant = (mant << 4) & ((1 << 64) - 1)
+            count += 1
+    mark = "p" if verb == "x" else "P"
+    return f"{out}{mark}{'-' if exp < 0 else '+'}{abs(exp):02d}"

@@ -86,7 +86,7 @@ var formatPrecisions = []int{-1, 0, 1, 2, 3, 5, 10, 17, 20}
 func formats() {
 	for _, value := range formatValues() {
 		texts := map[string]string{}
-		for _, verb := range []byte("eEfgG") {
+		for _, verb := range []byte("eEfgGbxX") {
 			for _, prec := range formatPrecisions {
 				texts[string(verb)+strconv.Itoa(prec)] = strconv.FormatFloat(value, verb, prec, 64)
 			}

@@ -39,7 +39,7 @@ def test_parse_float() -> None:
     assert _failures(cases) == []
 
 
-@pytest.mark.parametrize("verb", list("eEfgG"))
+@pytest.mark.parametrize("verb", list("eEfgGbxX"))
 def test_format_float(verb: str) -> None:
     cases = []
     for r in records("strconv", "FormatFloat"):
