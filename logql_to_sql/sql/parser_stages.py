@@ -14,6 +14,7 @@ from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
 from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, sql
+from logql_to_sql.sql.frame import JSON_LOOKUP
 from logql_to_sql.syntax import ast
 
 __all__ = [
@@ -53,7 +54,7 @@ IS_OBJECT = (
 IS_OBJECT_SAFE = "CASE WHEN " + IS_OBJECT + " THEN line ELSE '{}' END"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Parsed:
     """What a parser stage extracts from ``line`` and the error it may set."""
 
@@ -91,9 +92,9 @@ def json_all() -> Parsed:
     valid = sql(IS_OBJECT)
     entries = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line")])
     return Parsed(
-        entries,
-        sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
-        sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
+        entries=entries,
+        error=sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
+        details=sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
     )
 
 
@@ -133,7 +134,11 @@ def json_paths(extractions: tuple[ast.LabelExtraction, ...]) -> Parsed:
         items=exp.Array(expressions=items),
     )
     bad = sql("line <> '' AND NOT :ok", ok=good_start.copy())
-    return Parsed(entries, sql("CASE WHEN :bad THEN 'JSONParserErr' END", bad=bad), sql(_NULL))
+    return Parsed(
+        entries=entries,
+        error=sql("CASE WHEN :bad THEN 'JSONParserErr' END", bad=bad),
+        details=sql(_NULL),
+    )
 
 
 _LOGFMT_TOKEN = r'(?:[^\x00-\x20"]+|"(?:[^"\\]|\\.)*"?)+'
@@ -194,7 +199,12 @@ def logfmt(node: ast.LogfmtParser) -> Parsed:
     elif not node.keep_empty:
         pairs = sql("list_filter(:p, x -> x.value <> '')", p=pairs)
     if not node.strict:
-        return Parsed(pairs, sql(_NULL), sql(_NULL), bool(node.extractions))
+        return Parsed(
+            entries=pairs,
+            error=sql(_NULL),
+            details=sql(_NULL),
+            skip_empty_base=bool(node.extractions),
+        )
     offender = sql(":t[:bad]", t=tokens.copy(), bad=bad.copy())
     prefix = sql("length(regexp_extract(:o, :pair))", o=offender, pair=r"^" + _LOGFMT_PAIR)
     details = sql(
@@ -207,10 +217,10 @@ def logfmt(node: ast.LogfmtParser) -> Parsed:
         prefix=prefix,
     )
     return Parsed(
-        pairs,
-        sql("CASE WHEN :bad > 0 THEN 'LogfmtParserErr' END", bad=bad.copy()),
-        sql("CASE WHEN :bad > 0 THEN :d END", bad=bad.copy(), d=details),
-        bool(node.extractions),
+        entries=pairs,
+        error=sql("CASE WHEN :bad > 0 THEN 'LogfmtParserErr' END", bad=bad.copy()),
+        details=sql("CASE WHEN :bad > 0 THEN :d END", bad=bad.copy(), d=details),
+        skip_empty_base=bool(node.extractions),
     )
 
 
@@ -237,7 +247,7 @@ def _captures(regex: str, names: list[str], markers: dict[str, str] | None = Non
         re=regex,
         items=exp.Array(expressions=items),
     )
-    return Parsed(entries, sql(_NULL), sql(_NULL))
+    return Parsed(entries=entries, error=sql(_NULL), details=sql(_NULL))
 
 
 def regexp(node: ast.RegexpParser) -> Parsed:
@@ -305,9 +315,9 @@ def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:
         new_line,
         has_entry.copy(),
         Parsed(
-            labels,
-            sql("CASE WHEN :bad THEN 'JSONParserErr' END", bad=bad),
-            sql(
+            entries=labels,
+            error=sql("CASE WHEN :bad THEN 'JSONParserErr' END", bad=bad),
+            details=sql(
                 "CASE WHEN :bad THEN 'expecting json object(6), but it is not' END",
                 bad=bad.copy(),
             ),
@@ -317,7 +327,7 @@ def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:
 
 @dataclass(frozen=True)
 class Hinted:
-    """A parse limited to some keys: ``lookup`` is computed first (as column ``hj``)."""
+    """A parse limited to some keys: ``lookup`` is computed first (as ``JSON_LOOKUP``)."""
 
     lookup: exp.Expr
     parsed: Parsed
@@ -363,7 +373,8 @@ def json_hinted(keys: tuple[str, ...]) -> Hinted:
         candidates = []
         for path in json_candidate_paths(key):
             paths.append(path)
-            candidates.append(sql(JSON_SCALAR, v=sql("list_extract(hj, :i)", i=len(paths))))
+            element = sql("list_extract(:lookup, :i)", lookup=exp.column(JSON_LOOKUP), i=len(paths))
+            candidates.append(sql(JSON_SCALAR, v=element))
         value = (
             candidates[0]
             if len(candidates) == 1
@@ -384,14 +395,14 @@ def json_hinted(keys: tuple[str, ...]) -> Hinted:
     return Hinted(
         lookup,
         Parsed(
-            entries,
-            sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
-            sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
+            entries=entries,
+            error=sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
+            details=sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
         ),
     )
 
 
-def logfmt_hinted(keys: tuple[str, ...], keep_empty: bool) -> Parsed:
+def logfmt_hinted(keys: tuple[str, ...], *, keep_empty: bool) -> Parsed:
     """``| logfmt`` producing only ``keys``: the first ``key=value`` of each, by regex."""
     items = []
     for key in keys:
@@ -415,4 +426,4 @@ def logfmt_hinted(keys: tuple[str, ...], keep_empty: bool) -> Parsed:
         if items
         else sql(_EMPTY_ENTRIES)
     )
-    return Parsed(entries, sql(_NULL), sql(_NULL))
+    return Parsed(entries=entries, error=sql(_NULL), details=sql(_NULL))
