@@ -399,7 +399,10 @@ def validate_config(config: Config) -> list[str]:
             errors.append(f"limits_config.block_ingestion_until: {exc}")
     if config.limits_config.deletion_mode not in DELETION_MODES:
         errors.append(f"invalid deletion mode: {config.limits_config.deletion_mode}")
-    errors += schema_config_errors(config)
+    errors += schema_config_errors(
+        config.schema_config.configs,
+        structured_metadata=config.limits_config.allow_structured_metadata,
+    )
     errors += _override_errors(config)
     errors += _pattern_ingester_errors(config.pattern_ingester)
     return errors

@@ -27,6 +27,7 @@ from svc.api.legacy import legacy_query_text, rfc3339_nano
 from svc.api.params import Params, limit_param, timestamp_param
 from svc.errors import BadRequestError, ServiceError, UnauthorizedError
 from svc.ingest.labels import label_key
+from svc.model import Labels
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.tail import TailEntry, TailHub, TailSubscription
 from svc.runtime import Runtime
@@ -42,8 +43,6 @@ MAX_ENTRIES_PER_MESSAGE = 1000
 LEGACY_PATH = "/api/prom/tail"
 _HUB_KEY = "tail_hub"
 _ONLY_LOG_SELECTORS = "only log selector is supported"
-
-Labels = tuple[tuple[str, str], ...]
 
 
 def _json(payload: Any) -> str:

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
 from svc.errors import ServiceError
-from svc.ingest.model import PushStream
+from svc.model import PushStream
 from svc.storage.catalog import Catalog, FileEntry, FileStreamRow, StreamRow
 from svc.storage.files import release_free_memory
 from svc.storage.head import Head

@@ -56,3 +56,24 @@ def test_pure_layers_do_no_io(package: str) -> None:
         if name in IO_MODULES
     ]
     assert offences == []
+
+
+# Inside svc: modules that must not reach up to the named ones.
+SERVICE_RULES = {
+    "svc/storage": ("svc.ingest", "svc.query", "svc.api"),
+    "svc/config_schema.py": ("svc.config",),
+    "svc/model.py": ("svc.",),
+}
+
+
+@pytest.mark.parametrize("place", sorted(SERVICE_RULES))
+def test_service_modules_do_not_import_upwards(place: str) -> None:
+    root = ROOT / place
+    paths = sorted(root.rglob("*.py")) if root.is_dir() else [root]
+    offences = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in paths
+        for name in _imports(path)
+        if name.startswith(SERVICE_RULES[place])
+    ]
+    assert offences == []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from svc.ingest.labels import label_key
-from svc.ingest.model import PushStream
+from svc.model import PushStream
 from svc.query.index_stats import stream_usage
 from svc.storage.store import Store, StoreSettings
 

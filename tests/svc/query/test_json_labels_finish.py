@@ -12,7 +12,7 @@ import pytest
 from logql_to_sql import ast, parse
 from logql_to_sql.sql.compiler import Direction, compile_log_query
 from svc.ingest.labels import label_key
-from svc.ingest.model import PushStream
+from svc.model import PushStream
 from svc.query.engine import QueryEngine
 from svc.query.log_queries import (
     LogQueryRequest,
