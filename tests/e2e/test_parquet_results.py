@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push, query_range
-from tests.e2e.server import Server
 
 BASE = 1_700_000_000_000_000_000
 SECOND = 1_000_000_000
@@ -19,8 +19,8 @@ WINDOW = {"start": str(BASE), "end": str(BASE + 600 * SECOND)}
 MEDIA_TYPES = ["application/vnd.columnar.parquet", "application/vnd.apache.parquet"]
 
 
-def _push_corpus(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def _push_corpus(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         push(
             client,
             [
@@ -32,10 +32,10 @@ def _push_corpus(server: Server, tenant: str) -> None:
 
 @pytest.mark.parametrize("media_type", MEDIA_TYPES)
 def test_streams_as_parquet_match_the_json(
-    server: Server, tenant: str, media_type: str, tmp_path: Path
+    app: InProcessApp, tenant: str, media_type: str, tmp_path: Path
 ) -> None:
-    _push_corpus(server, tenant)
-    with server.client(tenant) as client:
+    _push_corpus(app, tenant)
+    with app.client(tenant) as client:
         response = client.get(
             "/loki/api/v1/query_range",
             params={"query": '{app="p"}', **WINDOW},
@@ -73,10 +73,10 @@ def test_streams_as_parquet_match_the_json(
     assert lines == [("three", "t1")]
 
 
-def test_metric_results_as_parquet(server: Server, tenant: str, tmp_path: Path) -> None:
-    _push_corpus(server, tenant)
+def test_metric_results_as_parquet(app: InProcessApp, tenant: str, tmp_path: Path) -> None:
+    _push_corpus(app, tenant)
     query = 'sum by (env) (count_over_time({app="p"}[1m]))'
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         response = client.get(
             "/loki/api/v1/query_range",
             params={"query": query, "step": "60", **WINDOW},
@@ -112,8 +112,8 @@ def test_metric_results_as_parquet(server: Server, tenant: str, tmp_path: Path) 
     }
 
 
-def test_json_stays_the_default_and_errors_stay_text(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def test_json_stays_the_default_and_errors_stay_text(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         plain = client.get(
             "/loki/api/v1/query_range",
             params={"query": '{app="p"}', **WINDOW},
