@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push
+from tests.timeline import BASE, WINDOW
 
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9), "direction": "forward"}
+FORWARD = {**WINDOW, "direction": "forward"}
 FLAG = {"X-Loki-Response-Encoding-Flags": "categorize-labels"}
 
 
 def _query(app: InProcessApp, tenant: str, query: str) -> dict[str, object]:
     with app.client(tenant) as client:
         response = client.get(
-            "/loki/api/v1/query_range", params={"query": query, **WINDOW}, headers=FLAG
+            "/loki/api/v1/query_range", params={"query": query, **FORWARD}, headers=FLAG
         )
     assert response.status_code == 200, response.text
     data: dict[str, object] = response.json()["data"]
@@ -64,7 +64,7 @@ def test_entries_with_different_metadata_share_their_stream(app: InProcessApp, t
 def test_without_the_flag_labels_are_merged(app: InProcessApp, tenant: str) -> None:
     with app.client(tenant) as client:
         push(client, [({"app": "d"}, [(BASE, "one", {"trace": "t1"})])])
-        response = client.get("/loki/api/v1/query_range", params={"query": '{app="d"}', **WINDOW})
+        response = client.get("/loki/api/v1/query_range", params={"query": '{app="d"}', **FORWARD})
     body = response.json()["data"]
     assert "encodingFlags" not in body
     assert body["result"] == [

@@ -11,13 +11,13 @@ import pyarrow.parquet as pq
 
 from tests.e2e.clients import push, query_range, stream_values
 from tests.e2e.server import Server
+from tests.timeline import BASE, WINDOW
 
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9), "limit": "5000"}
+WINDOW_ALL = {**WINDOW, "limit": "5000"}
 
 
 def _lines(client: httpx.Client, query: str = '{app=~".+"}') -> list[str]:
-    data = query_range(client, query, **WINDOW)
+    data = query_range(client, query, **WINDOW_ALL)
     return sorted(line for _, values in stream_values(data) for _, line in values)
 
 
@@ -31,7 +31,7 @@ def test_restart_keeps_everything_and_flush_changes_no_answer(
     ]
     with srv.client("t") as client:
         assert push(client, streams).status_code == 204
-        before = query_range(client, '{app=~".+"} |= "1"', **WINDOW)
+        before = query_range(client, '{app=~".+"} |= "1"', **WINDOW_ALL)
     assert (
         not list((srv.data_dir / "lake").rglob("*.parquet"))
         if (srv.data_dir / "lake").exists()
@@ -46,8 +46,8 @@ def test_restart_keeps_everything_and_flush_changes_no_answer(
 
     srv.start()
     with srv.client("t") as client:
-        after = query_range(client, '{app=~".+"} |= "1"', **WINDOW)
-        labels = client.get("/svc/api/v1/labels", params=WINDOW).json()
+        after = query_range(client, '{app=~".+"} |= "1"', **WINDOW_ALL)
+        labels = client.get("/svc/api/v1/labels", params=WINDOW_ALL).json()
     assert stream_values(after) == stream_values(before)
     assert labels["data"] == ["app", "env"]
 
@@ -59,7 +59,7 @@ def test_query_spans_parquet_and_head(make_server: Callable[..., Server]) -> Non
     srv.restart()
     with srv.client("t") as client:
         push(client, [({"app": "x"}, [(BASE + 2, "in head")])])
-        data = query_range(client, '{app="x"}', **WINDOW)
+        data = query_range(client, '{app="x"}', **WINDOW_ALL)
     assert stream_values(data) == [
         ({"app": "x"}, [[str(BASE + 2), "in head"], [str(BASE + 1), "flushed"]])
     ]

@@ -11,9 +11,8 @@ import pytest
 
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import Streams, push
+from tests.timeline import BASE, SECOND
 
-BASE = 1_700_000_000_000_000_000
-SECOND = 1_000_000_000
 WINDOW = {"start": str(BASE), "end": str(BASE + 3600 * SECOND)}
 
 

@@ -8,9 +8,7 @@ import pytest
 
 from tests.e2e.clients import push, query_range, stream_values
 from tests.e2e.server import Server
-
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9)}
+from tests.timeline import BASE, WINDOW
 
 # Valid tenant IDs made of every glob, quote and path character the spec allows.
 HOSTILE_TENANTS = ["*", "a*", "'", "a')--", "(x)", "!", "..a", "a..", "_.-", "A"]

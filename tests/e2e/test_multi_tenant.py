@@ -11,9 +11,7 @@ from websockets.sync.client import connect
 
 from tests.e2e.clients import push, query_range, stream_values
 from tests.e2e.server import Server
-
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9)}
+from tests.timeline import BASE, WINDOW
 
 
 @pytest.fixture

@@ -25,9 +25,8 @@ from opentelemetry.trace import TraceFlags
 
 from tests.e2e.clients import query_range, stream_values
 from tests.e2e.server import Server
+from tests.timeline import BASE, WINDOW
 
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9)}
 TRACE_ID = 0x5B8EFFF798038103D269B633813FC60C
 SPAN_ID = 0xEEE19B7EC3C1B174
 SDK_METADATA = {

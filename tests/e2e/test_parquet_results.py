@@ -12,9 +12,8 @@ import pytest
 
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push, query_range
+from tests.timeline import BASE, SECOND
 
-BASE = 1_700_000_000_000_000_000
-SECOND = 1_000_000_000
 WINDOW = {"start": str(BASE), "end": str(BASE + 600 * SECOND)}
 MEDIA_TYPES = ["application/vnd.columnar.parquet", "application/vnd.apache.parquet"]
 

@@ -18,10 +18,10 @@ import pytest
 
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push, query_range
+from tests.timeline import BASE, SECOND
+from tests.timeline import WINDOW as HOUR
 
-SEC = 10**9
-BASE = 1_700_000_000 * SEC  # 2023-11-14 22:13:20 UTC
-WINDOW = {"start": str(BASE - SEC), "end": str(BASE + 3600 * SEC), "direction": "forward"}
+WINDOW = {**HOUR, "direction": "forward"}
 
 Labels = dict[str, str]
 Row = tuple[Labels, int, str]  # result labels, second offset from BASE, line
@@ -30,7 +30,7 @@ Corpus = list[tuple[Labels, dict[int, Line]]]
 
 
 def ts(i: int) -> str:
-    return str(BASE + i * SEC)
+    return str(BASE + i * SECOND)
 
 
 def text(line: Line) -> str:
@@ -82,9 +82,9 @@ def push_corpus(client: httpx.Client, corpus: Corpus) -> None:
         entries: list[Any] = []
         for i, line in lines.items():
             if isinstance(line, str):
-                entries.append((BASE + i * SEC, line))
+                entries.append((BASE + i * SECOND, line))
             else:
-                entries.append((BASE + i * SEC, line[0], line[1]))
+                entries.append((BASE + i * SECOND, line[0], line[1]))
         streams.append((labels, entries))
     response = push(client, streams)
     assert response.status_code == 204, response.text
@@ -1052,10 +1052,10 @@ def test_identical_timestamps(app: InProcessApp, tenant: str) -> None:
                         [
                             (BASE, "a"),
                             (BASE, "b"),
-                            (BASE + SEC, "c"),
-                            (BASE + SEC, "c"),
-                            (BASE + 2 * SEC, "d", {"m": "1"}),
-                            (BASE + 2 * SEC, "d", {"m": "2"}),
+                            (BASE + SECOND, "c"),
+                            (BASE + SECOND, "c"),
+                            (BASE + 2 * SECOND, "d", {"m": "1"}),
+                            (BASE + 2 * SECOND, "d", {"m": "2"}),
                         ],
                     )
                 ],

@@ -9,9 +9,7 @@ import pytest
 
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import Streams, now_ns, push, query_range, stream_values
-
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9)}
+from tests.timeline import BASE, WINDOW
 
 
 def _corpus() -> Streams:
