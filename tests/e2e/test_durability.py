@@ -63,6 +63,10 @@ def test_query_spans_parquet_and_head(make_server: Callable[..., Server]) -> Non
     assert stream_values(data) == [
         ({"app": "x"}, [[str(BASE + 2), "in head"], [str(BASE + 1), "flushed"]])
     ]
+    # One entry came from a Parquet file, the other from the head.
+    assert data["stats"]["querier"]["store"]["totalChunksRef"] == 1
+    assert data["stats"]["querier"]["store"]["chunk"]["decompressedLines"] == 1
+    assert data["stats"]["ingester"]["totalLinesSent"] == 1
 
 
 def test_kill_9_loses_no_acknowledged_push(make_server: Callable[..., Server]) -> None:
@@ -88,7 +92,11 @@ def test_kill_9_loses_no_acknowledged_push(make_server: Callable[..., Server]) -
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
     for thread in threads:
         thread.start()
-    time.sleep(1.5)
+    # Kill in the middle of the traffic: once enough pushes were acknowledged, not after
+    # a fixed time (which on a slow machine may come before the first one).
+    deadline = time.monotonic() + 30
+    while len(acknowledged) < 200 and time.monotonic() < deadline:
+        time.sleep(0.01)
     srv.kill()
     stop.set()
     for thread in threads:

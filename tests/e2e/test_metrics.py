@@ -271,8 +271,15 @@ def test_unwrap_failure_is_a_sample_extraction_error(app: InProcessApp, data: st
             "/svc/api/v1/query",
             params={"query": query.replace("unwrap n", 'unwrap n | __error__=""'), "time": "60"},
         )
-    assert failed.status_code == 400
-    assert "SampleExtractionErr" in failed.text
+    assert (failed.status_code, failed.text) == (
+        400,
+        "pipeline error: 'SampleExtractionErr' for series: '{__error__=\"SampleExtractionErr\", "
+        '__error_details__="strconv.ParseFloat: parsing \\"line10\\": invalid syntax", '
+        'app="r", n="line10"}\'.\n'
+        'Use a label filter to intentionally skip this error. (e.g | __error__!="SampleExtractionErr").\n'
+        'To skip all potential errors you can match empty errors.(e.g __error__="")\n'
+        'The label filter can also be specified after unwrap. (e.g | unwrap latency | __error__="" )\n',
+    )
     assert skipped.json()["data"]["result"] == []
 
 

@@ -377,6 +377,11 @@ def test_one_bad_resource_rejects_the_whole_export(app: InProcessApp, tenant: st
     request.resource_logs.extend(bad.resource_logs)
     response = _post(app, tenant, request.SerializeToString(), **_PROTOBUF)
     assert response.status_code == 400
+    long_value = "p" * 3000
+    assert _status_message(response) == (
+        f'stream \'{{k8s_pod_name="{long_value}", service_name="api"}}\' '
+        f"has label value too long: '{long_value}'"
+    )
     _assert_nothing_stored(app, tenant)
 
 
