@@ -8,16 +8,16 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import now_ns, push
-from tests.e2e.server import Server
+from tests.timeline import SECOND
 
-SECOND = 1_000_000_000
 PATHS = ["/svc/api/v1/patterns", "/loki/api/v1/patterns"]
 
 
 @pytest.fixture(scope="module")
-def enabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(tmp_path_factory.mktemp("patterns"), {"pattern_ingester": {"enabled": True}})
+def enabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessApp]:
+    srv = InProcessApp(tmp_path_factory.mktemp("patterns"), {"pattern_ingester": {"enabled": True}})
     srv.start()
     yield srv
     srv.stop()
@@ -28,14 +28,14 @@ def _get(client: httpx.Client, **params: Any) -> httpx.Response:
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_disabled_answers_404(server: Server, tenant: str, path: str) -> None:
-    with server.client(tenant) as client:
+def test_disabled_answers_404(app: InProcessApp, tenant: str, path: str) -> None:
+    with app.client(tenant) as client:
         response = client.get(path, params={"query": '{app="a"}'})
     assert response.status_code == 404
     assert response.text == ""
 
 
-def test_tenant_is_checked_first(enabled: Server) -> None:
+def test_tenant_is_checked_first(enabled: InProcessApp) -> None:
     with enabled.client() as client:
         response = _get(client, query='{app="a"}')
     assert (response.status_code, response.text) == (401, "no org id")
@@ -75,7 +75,9 @@ def test_tenant_is_checked_first(enabled: Server) -> None:
         ),
     ],
 )
-def test_validation(enabled: Server, tenant: str, params: dict[str, str], message: str) -> None:
+def test_validation(
+    enabled: InProcessApp, tenant: str, params: dict[str, str], message: str
+) -> None:
     with enabled.client(tenant) as client:
         response = _get(client, **params)
     assert response.status_code == 400
@@ -100,7 +102,9 @@ def _templated(minute0: int) -> list[tuple[int, str]]:
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_templates_are_found_and_counted_per_step(enabled: Server, tenant: str, path: str) -> None:
+def test_templates_are_found_and_counted_per_step(
+    enabled: InProcessApp, tenant: str, path: str
+) -> None:
     minute0 = (now_ns() // (60 * SECOND) - 10) * 60 * SECOND
     with enabled.client(tenant) as client:
         push(client, [({"app": "shop"}, list(_templated(minute0)))])
@@ -133,7 +137,7 @@ def test_templates_are_found_and_counted_per_step(enabled: Server, tenant: str, 
     }
 
 
-def test_patterns_filter_the_lines_they_came_from(enabled: Server, tenant: str) -> None:
+def test_patterns_filter_the_lines_they_came_from(enabled: InProcessApp, tenant: str) -> None:
     minute0 = (now_ns() // (60 * SECOND) - 10) * 60 * SECOND
     with enabled.client(tenant) as client:
         push(client, [({"app": "shop"}, list(_templated(minute0)))])
@@ -148,7 +152,7 @@ def test_patterns_filter_the_lines_they_came_from(enabled: Server, tenant: str) 
             assert count == sum(c for _, c in record["samples"])
 
 
-def test_default_step_and_window(enabled: Server, tenant: str) -> None:
+def test_default_step_and_window(enabled: InProcessApp, tenant: str) -> None:
     now = now_ns()
     entries = [(now - (100 + i) * SECOND, f"periodic sync completed in {i}ms ok") for i in range(5)]
     with enabled.client(tenant) as client:
@@ -161,7 +165,7 @@ def test_default_step_and_window(enabled: Server, tenant: str) -> None:
     assert sum(count for _, count in record["samples"]) == 5
 
 
-def test_small_clusters_and_no_data(enabled: Server, tenant: str) -> None:
+def test_small_clusters_and_no_data(enabled: InProcessApp, tenant: str) -> None:
     now = now_ns()
     with enabled.client(tenant) as client:
         push(client, [({"app": "rare"}, [(now - SECOND, "this happened only twice here")] * 2)])
@@ -171,7 +175,7 @@ def test_small_clusters_and_no_data(enabled: Server, tenant: str) -> None:
     assert empty.json() == {"status": "success", "data": []}
 
 
-def test_step_below_sample_interval_uses_the_interval(enabled: Server, tenant: str) -> None:
+def test_step_below_sample_interval_uses_the_interval(enabled: InProcessApp, tenant: str) -> None:
     base = (now_ns() // (60 * SECOND) - 5) * 60 * SECOND
     entries = [(base + i * 3 * SECOND, f"heartbeat number {i} sent to peer") for i in range(8)]
     with enabled.client(tenant) as client:
