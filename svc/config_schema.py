@@ -49,11 +49,9 @@ class Period(Protocol):
 
 _DAY_SECONDS = 86400.0
 _INDEX_TYPES = ("tsdb",)
-_LEGACY_INDEX_TYPES = frozenset(
+# Backends the reference still accepts as both an index type and an object store.
+_LEGACY_BACKENDS = frozenset(
     {
-        "boltdb-shipper",
-        "boltdb",
-        "aws",
         "aws-dynamo",
         "bigtable",
         "bigtable-hashed",
@@ -64,19 +62,9 @@ _LEGACY_INDEX_TYPES = frozenset(
         "inmemory",
     }
 )
+_LEGACY_INDEX_TYPES = _LEGACY_BACKENDS | {"boltdb-shipper", "boltdb", "aws"}
 _OBJECT_STORES = ("filesystem", "aws", "alibabacloud", "azure", "bos", "cos", "gcs", "s3", "swift")
-_LEGACY_OBJECT_STORES = frozenset(
-    {
-        "aws-dynamo",
-        "bigtable",
-        "bigtable-hashed",
-        "cassandra",
-        "gcp",
-        "gcp-columnkey",
-        "grpc-store",
-        "inmemory",
-    }
-)
+_LEGACY_OBJECT_STORES = _LEGACY_BACKENDS
 _SCHEMA_VERSIONS = range(9, 14)
 _STRUCTURED_METADATA_ADVICE = (
     "Set `allow_structured_metadata: false` in the `limits_config` section or set the command "

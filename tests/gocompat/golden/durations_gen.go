@@ -1,25 +1,15 @@
 //go:build ignore
 
 // durations_gen prints golden outputs of time.ParseDuration and Duration.String as JSON
-// lines: go run durations_gen.go > durations.jsonl
+// lines: go run durations_gen.go emit.go > durations.jsonl
 package main
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand"
-	"os"
 	"strconv"
 	"time"
 )
-
-var out = json.NewEncoder(os.Stdout)
-
-func emit(record map[string]any) {
-	if err := out.Encode(record); err != nil {
-		panic(err)
-	}
-}
 
 var texts = []string{
 	"0", "+0", "-0", "0s", "1s", "-1s", "+1s", "1.5h", "1h30m", "1h30m45s", "300ms", "-300ms", "1us", "1µs",

@@ -1,18 +1,14 @@
 //go:build ignore
 
 // fmt_gen prints golden outputs of fmt.Sprintf over template-typed values as JSON lines:
-// go run fmt_gen.go > fmt.jsonl
+// go run fmt_gen.go emit.go > fmt.jsonl
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 )
-
-var out = json.NewEncoder(os.Stdout)
 
 // arg is how a record names one argument: its Go type and its value as text
 // (floats as their IEEE-754 bits in hex, so that the reader gets them exactly).
@@ -30,15 +26,12 @@ func arg(value any) map[string]string {
 	panic(value)
 }
 
-func emit(format string, args ...any) {
+func emitSprintf(format string, args ...any) {
 	described := []map[string]string{}
 	for _, a := range args {
 		described = append(described, arg(a))
 	}
-	record := map[string]any{"fn": "Sprintf", "format": format, "args": described, "out": fmt.Sprintf(format, args...)}
-	if err := out.Encode(record); err != nil {
-		panic(err)
-	}
+	emit(map[string]any{"fn": "Sprintf", "format": format, "args": described, "out": fmt.Sprintf(format, args...)})
 }
 
 var ints = []any{0, 1, -1, 7, 42, -42, 255, 65, 0x1F600, 0xD800, 0x110000, 1 << 31, math.MaxInt64, math.MinInt64}
@@ -65,41 +58,41 @@ func main() {
 	for _, group := range groups {
 		for _, verb := range group.verbs {
 			for _, value := range group.values {
-				emit(verb, value)
+				emitSprintf(verb, value)
 			}
 		}
 	}
-	emit("%d %s", 1, "a")
-	emit("%d %d", 1)
-	emit("%d", 1, 2)
-	emit("%d", 1, "x", 2.5, true)
-	emit("%s")
-	emit("no verbs", 1)
-	emit("%[2]d %[1]d", 1, 2)
-	emit("%[3]d", 1, 2)
-	emit("%[2]d %d", 1, 2, 3)
-	emit("%[0]d", 1)
-	emit("%[x]d", 1)
-	emit("%*d|", 5, 3)
-	emit("%-*d|", 5, 3)
-	emit("%*d|", -5, 3)
-	emit("%.*f", 2, 3.14159)
-	emit("%*d", "x", 3)
-	emit("%.*d", 1.5, 3)
-	emit("%!")
-	emit("%", 1)
-	emit("%z", 1)
-	emit("%%d %%", 1)
-	emit("%5%")
-	emit("%v %v %v %v", 1, 2.5, "s", true)
-	emit("%[1]d %[1]x %[1]o", 64)
-	emit("%3c|%-3c|", 65, 66)
-	emit("%.3x", "abcdef")
-	emit("%08.3f|%-08.3f|", -3.14159, -3.14159)
-	emit("%+q", "héllo")
-	emit("%#+q", "héllo")
-	emit("%x", -255)
-	emit("%#08x", 255)
-	emit("%+.3e", 12345.678)
-	emit("%6.2f%%", 99.5)
+	emitSprintf("%d %s", 1, "a")
+	emitSprintf("%d %d", 1)
+	emitSprintf("%d", 1, 2)
+	emitSprintf("%d", 1, "x", 2.5, true)
+	emitSprintf("%s")
+	emitSprintf("no verbs", 1)
+	emitSprintf("%[2]d %[1]d", 1, 2)
+	emitSprintf("%[3]d", 1, 2)
+	emitSprintf("%[2]d %d", 1, 2, 3)
+	emitSprintf("%[0]d", 1)
+	emitSprintf("%[x]d", 1)
+	emitSprintf("%*d|", 5, 3)
+	emitSprintf("%-*d|", 5, 3)
+	emitSprintf("%*d|", -5, 3)
+	emitSprintf("%.*f", 2, 3.14159)
+	emitSprintf("%*d", "x", 3)
+	emitSprintf("%.*d", 1.5, 3)
+	emitSprintf("%!")
+	emitSprintf("%", 1)
+	emitSprintf("%z", 1)
+	emitSprintf("%%d %%", 1)
+	emitSprintf("%5%")
+	emitSprintf("%v %v %v %v", 1, 2.5, "s", true)
+	emitSprintf("%[1]d %[1]x %[1]o", 64)
+	emitSprintf("%3c|%-3c|", 65, 66)
+	emitSprintf("%.3x", "abcdef")
+	emitSprintf("%08.3f|%-08.3f|", -3.14159, -3.14159)
+	emitSprintf("%+q", "héllo")
+	emitSprintf("%#+q", "héllo")
+	emitSprintf("%x", -255)
+	emitSprintf("%#08x", 255)
+	emitSprintf("%+.3e", 12345.678)
+	emitSprintf("%6.2f%%", 99.5)
 }

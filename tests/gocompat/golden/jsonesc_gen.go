@@ -1,7 +1,7 @@
 //go:build ignore
 
 // jsonesc_gen prints how encoding/json writes strings (json.Marshal, HTML-safe) as JSON
-// lines, each input as hex bytes since some are not UTF-8: go run jsonesc_gen.go > jsonesc.jsonl
+// lines, each input as hex bytes since some are not UTF-8: go run jsonesc_gen.go emit.go > jsonesc.jsonl
 // (Go 1.26, Loki's: a release whose encoder is v2 underneath writes invalid bytes as a
 // raw U+FFFD, not as the escape \ufffd).
 package main
@@ -9,7 +9,6 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
-	"os"
 )
 
 var inputs = []string{
@@ -21,15 +20,11 @@ var inputs = []string{
 }
 
 func main() {
-	out := json.NewEncoder(os.Stdout)
 	for _, text := range inputs {
 		encoded, err := json.Marshal(text)
 		if err != nil {
 			panic(err)
 		}
-		record := map[string]string{"fn": "Marshal", "in": hex.EncodeToString([]byte(text)), "out": string(encoded)}
-		if err := out.Encode(record); err != nil {
-			panic(err)
-		}
+		emit(map[string]string{"fn": "Marshal", "in": hex.EncodeToString([]byte(text)), "out": string(encoded)})
 	}
 }

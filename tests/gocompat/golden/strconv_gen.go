@@ -1,24 +1,14 @@
 //go:build ignore
 
 // strconv_gen prints golden outputs of Go's strconv as JSON lines:
-// go run strconv_gen.go > strconv.jsonl
+// go run strconv_gen.go emit.go > strconv.jsonl
 package main
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand"
-	"os"
 	"strconv"
 )
-
-var out = json.NewEncoder(os.Stdout)
-
-func emit(record map[string]any) {
-	if err := out.Encode(record); err != nil {
-		panic(err)
-	}
-}
 
 func bits(f float64) string { return strconv.FormatUint(math.Float64bits(f), 16) }
 

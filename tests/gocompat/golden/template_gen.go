@@ -2,7 +2,7 @@
 
 // template_gen prints golden outputs of text/template as Loki runs it (options
 // missingkey=zero, labels as map[string]string, templates named "line" or "label") as
-// JSON lines: go run template_gen.go > template.jsonl
+// JSON lines: go run template_gen.go emit.go > template.jsonl
 //
 // Loki's own and sprig's functions are registered under their names, so that parsing
 // sees the same function table; only those that wrap Go's strings package do real work,
@@ -10,20 +10,10 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"text/template"
 )
-
-var out = json.NewEncoder(os.Stdout)
-
-func emit(record map[string]any) {
-	if err := out.Encode(record); err != nil {
-		panic(err)
-	}
-}
 
 var stubs = []string{
 	"__line__", "__timestamp__", "add", "addf", "alignLeft", "alignRight", "b64dec", "b64enc", "bytes",

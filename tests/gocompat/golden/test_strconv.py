@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 
@@ -51,22 +52,18 @@ def test_format_float(verb: str) -> None:
     assert _failures(cases) == []
 
 
-@pytest.mark.parametrize("fn", ["Quote", "QuoteToASCII"])
-def test_quote(fn: str) -> None:
-    ascii_only = fn == "QuoteToASCII"
+@pytest.mark.parametrize(
+    ("fn", "ours", "ascii_only"),
+    [
+        ("Quote", strconv.quote, False),
+        ("QuoteToASCII", strconv.quote, True),
+        ("QuoteRune", strconv.quote_rune, False),
+        ("QuoteRuneToASCII", strconv.quote_rune, True),
+    ],
+)
+def test_quote(fn: str, ours: Callable[..., str], ascii_only: bool) -> None:
     cases = [
-        (r["in"], r["out"], strconv.quote(r["in"], ascii_only=ascii_only))
-        for r in records("strconv", fn)
-    ]
-    assert _failures(cases) == []
-
-
-@pytest.mark.parametrize("fn", ["QuoteRune", "QuoteRuneToASCII"])
-def test_quote_rune(fn: str) -> None:
-    ascii_only = fn == "QuoteRuneToASCII"
-    cases = [
-        (r["in"], r["out"], strconv.quote_rune(r["in"], ascii_only=ascii_only))
-        for r in records("strconv", fn)
+        (r["in"], r["out"], ours(r["in"], ascii_only=ascii_only)) for r in records("strconv", fn)
     ]
     assert _failures(cases) == []
 

@@ -1,22 +1,12 @@
 //go:build ignore
 
 // time_gen prints golden outputs of time.Time.Format and time.ParseInLocation with
-// reference layouts as JSON lines: go run time_gen.go > time.jsonl
+// reference layouts as JSON lines: go run time_gen.go emit.go > time.jsonl
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"time"
 )
-
-var out = json.NewEncoder(os.Stdout)
-
-func emit(record map[string]any) {
-	if err := out.Encode(record); err != nil {
-		panic(err)
-	}
-}
 
 var layouts = []string{
 	time.Layout, time.ANSIC, time.UnixDate, time.RubyDate, time.RFC822, time.RFC822Z, time.RFC850,
