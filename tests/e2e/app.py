@@ -65,6 +65,12 @@ class InProcessApp:
         self._client.__exit__(None, None, None)
         self._client = None
 
+    def restart(self) -> InProcessApp:
+        """A clean shutdown (the head is flushed as configured), then a new app on the
+        same data directory."""
+        self.stop()
+        return self.start()
+
     def client(self, tenant: str | None = None) -> httpx.Client:
         """A client of this app; with ``tenant``, every request names it."""
         assert self._client is not None

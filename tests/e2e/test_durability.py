@@ -9,6 +9,7 @@ from collections.abc import Callable
 import httpx
 import pyarrow.parquet as pq
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push, query_range, stream_values
 from tests.e2e.server import Server
 from tests.timeline import BASE, WINDOW
@@ -52,8 +53,8 @@ def test_restart_keeps_everything_and_flush_changes_no_answer(
     assert labels["data"] == ["app", "env"]
 
 
-def test_query_spans_parquet_and_head(make_server: Callable[..., Server]) -> None:
-    srv = make_server()
+def test_query_spans_parquet_and_head(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app()
     with srv.client("t") as client:
         push(client, [({"app": "x"}, [(BASE + 1, "flushed")])])
     srv.restart()
@@ -121,8 +122,8 @@ def test_wal_replay_then_flush_keeps_entries_once(make_server: Callable[..., Ser
         assert _lines(client, '{app="r"}') == sorted(f"r{i}" for i in range(10))
 
 
-def test_limited_queries_stop_reading_older_files(make_server: Callable[..., Server]) -> None:
-    srv = make_server({"querier": {"log_scan_group_rows": 1}})
+def test_limited_queries_stop_reading_older_files(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app({"querier": {"log_scan_group_rows": 1}})
     for hour in range(4):
         with srv.client("t") as client:
             entries = [(BASE + hour * 3600 * 10**9 + i, f"h{hour} e{i}") for i in range(5)]

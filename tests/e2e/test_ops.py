@@ -258,8 +258,8 @@ def test_cache_generation_numbers_need_deletion(server: Server, tenant: str, pre
             assert response.text == "deletion is not available for this tenant\n"
 
 
-def test_cache_generation_numbers_increase(make_server: Callable[..., Server]) -> None:
-    srv = make_server(
+def test_cache_generation_numbers_increase(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app(
         {
             "compactor": {"retention_enabled": True},
             "overrides": {"off": {"deletion_mode": "disabled"}},
