@@ -31,6 +31,7 @@ from svc.api.index import (
 )
 from svc.api.labels import label_values_handler, labels, series, series_post
 from svc.api.legacy import legacy_label_values, legacy_labels, legacy_query
+from svc.api.openapi import openapi_json
 from svc.api.ops import ops_routes
 from svc.api.otlp import otlp_logs
 from svc.api.patterns import patterns
@@ -76,6 +77,7 @@ ROUTES = [
     detected_fields_post,
     detected_field_values,
     detected_field_values_post,
+    openapi_json,
 ]
 
 
@@ -91,6 +93,13 @@ def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes
     if exc.status_code == 404:
         return text_response("404 page not found\n", 404)
     return text_response(str(exc.detail), exc.status_code)
+
+
+def _too_deep(request: Request[Any, Any, Any], exc: RecursionError) -> Response[bytes]:
+    # A client's input nested past what our recursive parsers and compiler handle
+    # (LogQL pipelines, OTLP values): the request's fault, answered as such.
+    log.warning("request nested too deeply on %s %s", request.method, request.url.path)
+    return text_response("request nested too deeply to process", 400)
 
 
 def _unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
@@ -145,6 +154,7 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
             ServiceError: _service_error,
             LogQLError: _logql_error,
             HTTPException: _http_error,
+            RecursionError: _too_deep,
             Exception: _unexpected_error,
         },
         on_startup=[start],

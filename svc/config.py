@@ -18,6 +18,7 @@ from gocompat.durations import format_go_duration, format_prom_duration, parse_d
 from gocompat.fmt import go_format_v
 from svc.config_schema import active_period, schema_config_errors
 from svc.errors import ServiceError
+from svc.query.memory import parse_memory_limit
 from svc.tenancy import validate_tenant_id
 from svc.timestamps import parse_timestamp_ns
 
@@ -250,6 +251,23 @@ class QuerierConfig:
     log_scan_group_rows: int = setting(
         4_000_000, "Rows a limited log query reads before checking whether it can stop."
     )
+    query_memory_limit: str = setting(
+        "50%",
+        "Memory all running queries may hold in the query engine (DuckDB memory_limit): a "
+        "share of the machine's memory (`50%`, of the cgroup limit when lower) or a size "
+        "(`4GiB`). Past it, work spills to `<path_prefix>/query-spill`; a query that still "
+        "does not fit fails with 400.",
+    )
+    max_template_line_size: int = setting(
+        4 * MIB,
+        "Largest output, in characters, of one line_format or label_format render (and of "
+        "any value a template builds); larger answers 400.",
+    )
+    max_template_query_size: int = setting(
+        1024 * MIB,
+        "Largest total template output, in characters, of one query (0: unlimited); larger "
+        "answers 400.",
+    )
 
 
 @dataclass
@@ -421,6 +439,12 @@ def validate_config(config: Config) -> list[str]:
             errors.append(f"limits_config.block_ingestion_until: {exc}")
     if config.limits_config.deletion_mode not in DELETION_MODES:
         errors.append(f"invalid deletion mode: {config.limits_config.deletion_mode}")
+    try:
+        parse_memory_limit(config.querier.query_memory_limit)
+    except ValueError as exc:
+        errors.append(f"querier.query_memory_limit: {exc}")
+    if config.querier.max_template_line_size <= 0:
+        errors.append("querier.max_template_line_size must be positive")
     errors += schema_config_errors(
         config.schema_config.configs,
         structured_metadata=config.limits_config.allow_structured_metadata,

@@ -25,6 +25,7 @@ from svc.ops.ingester import IngesterLifecycle
 from svc.ops.metrics import Metrics
 from svc.ops.services import Service, ServiceRegistry, State
 from svc.query.engine import QueryEngine
+from svc.query.memory import parse_memory_limit
 from svc.storage.store import Store, StoreSettings
 from svc.tenancy import TenantResolver
 
@@ -95,6 +96,11 @@ class Runtime:
                 store,
                 timeout_seconds=config.limits_config.query_timeout,
                 scan_group_rows=config.querier.log_scan_group_rows,
+                memory_limit=parse_memory_limit(config.querier.query_memory_limit),
+                spill_dir=root / "query-spill",
+                template_line_chars=config.querier.max_template_line_size,
+                template_query_chars=config.querier.max_template_query_size,
+                max_concurrent=config.querier.max_concurrent,
             ),
             resolver=TenantResolver(
                 auth_enabled=config.auth_enabled,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
-from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, sql
+from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, query_id, sql
 from logql_to_sql.sql.frame import JSON_LOOKUP
 from logql_to_sql.syntax import ast
 
@@ -90,7 +90,7 @@ def json_all() -> Parsed:
     """``| json``: every scalar field, nested objects flattened with ``_``, by the engine's
     ``UDF_JSON_FIELDS`` (DuckDB's JSON functions lose number text and duplicate keys)."""
     valid = sql(IS_OBJECT)
-    entries = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line")])
+    entries = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line"), query_id()])
     return Parsed(
         entries=entries,
         error=sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),

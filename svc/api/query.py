@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from typing import Any
@@ -84,7 +83,7 @@ async def _log_query(
     request: LogQueryRequest,
     parquet: str | None = None,
 ) -> Response[bytes]:
-    streams, stats = await asyncio.to_thread(run_log_query, rt.engine, tenant, request)
+    streams, stats = await rt.engine.call(run_log_query, tenant, request)
     if parquet:
         return parquet_response(streams_parquet(streams), parquet)
     data: dict[str, Any] = {"resultType": "streams"}
@@ -183,9 +182,8 @@ async def _metric_query(
     instant: bool,
     parquet: str | None = None,
 ) -> Response[bytes]:
-    result, stats = await asyncio.to_thread(
+    result, stats = await rt.engine.call(
         run_metric_query,
-        rt.engine,
         tenant,
         expr,
         grid,
