@@ -40,6 +40,7 @@ __all__ = [
     "StorageConfig",
     "TenantOverrides",
     "TsdbShipperConfig",
+    "WalConfig",
     "active_period",
     "config_from_yaml",
     "config_to_dict",
@@ -117,10 +118,22 @@ class LifecyclerConfig:
 
 
 @dataclass
+class WalConfig:
+    """Write-ahead log of the ingester (``ingester.wal:``)."""
+
+    disk_full_threshold: float = setting(
+        0.90,
+        "Used share (0 to 1) of the data directory's filesystem at which pushes are "
+        "refused with 503 until space is freed; 0 disables the check.",
+    )
+
+
+@dataclass
 class IngesterConfig:
     """Write-ahead log and in-memory head (``ingester:``)."""
 
     lifecycler: LifecyclerConfig = field(default_factory=LifecyclerConfig)
+    wal: WalConfig = field(default_factory=WalConfig)
     shutdown_marker_path: str = setting(
         "", "Directory of the prepare-shutdown marker file (default: common.path_prefix)."
     )
@@ -437,6 +450,11 @@ def validate_config(config: Config) -> list[str]:
             parse_timestamp_ns(config.limits_config.block_ingestion_until)
         except ValueError as exc:
             errors.append(f"limits_config.block_ingestion_until: {exc}")
+    threshold = config.ingester.wal.disk_full_threshold
+    if not 0 <= threshold <= 1:
+        errors.append(
+            f"invalid disk full threshold: {go_format_v(threshold)} (must be between 0 and 1)"
+        )
     if config.limits_config.deletion_mode not in DELETION_MODES:
         errors.append(f"invalid deletion mode: {config.limits_config.deletion_mode}")
     try:

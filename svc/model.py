@@ -10,10 +10,17 @@ from typing import TypeAlias
 
 import msgspec
 
-__all__ = ["Labels", "PushStream"]
+from gocompat.fmt import go_quote
+
+__all__ = ["Labels", "PushStream", "label_key"]
 
 Labels: TypeAlias = tuple[tuple[str, str], ...]
 """A label set: (name, value) pairs sorted by name."""
+
+
+def label_key(labels: Labels) -> str:
+    """The canonical label string of sorted ``labels``: ``{a="b", c="d"}``."""
+    return "{" + ", ".join(f"{name}={go_quote(value)}" for name, value in labels) + "}"
 
 
 class PushStream(msgspec.Struct, frozen=True):

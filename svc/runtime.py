@@ -2,7 +2,7 @@
 
 Internal services, started in this order on a background thread and stopped in reverse:
 
-    store          catalog and stream index (reads)
+    store          catalog and stream index (reads); startup checks of the lake
     wal            WAL replay into the head, then the group-commit writer
     ingester       head and flusher; stopping it flushes (SPEC 3.2)
     querier        the DuckDB query engine
@@ -86,6 +86,7 @@ class Runtime:
                 flush_check_seconds=ingester.flush_check_period,
                 wal_segment_max_bytes=ingester.wal_segment_max_bytes,
                 row_group_rows=ingester.row_group_rows,
+                disk_full_threshold=ingester.wal.disk_full_threshold,
             )
         )
         shipper = config.storage_config.tsdb_shipper
@@ -129,8 +130,18 @@ class Runtime:
 
     def _register_services(self) -> None:
         store = self.store
-        self.services.add(Service("store", store.load_index, store.catalog.close))
-        self.services.add(Service("wal", self._replay, store.wal.stop, depends_on=("store",)))
+        self.services.add(
+            Service("store", store.open_catalog, store.close_catalog, degraded=store.degraded_lake)
+        )
+        self.services.add(
+            Service(
+                "wal",
+                self._replay,
+                store.wal.stop,
+                depends_on=("store",),
+                degraded=store.degraded_wal,
+            )
+        )
         self.services.add(self.ingester.service)
         self.services.add(Service("querier", stopping=self.engine.close, depends_on=("store",)))
         self.services.add(

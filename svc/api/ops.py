@@ -70,8 +70,8 @@ def _flag(value: str | None, default: bool) -> bool:
 
 @get("/services")
 async def services(request: Request[Any, Any, Any]) -> Response[bytes]:
-    """``<service> => <State>`` per internal service."""
-    lines = [f"{s.name} => {s.state}\n" for s in runtime(request).services]
+    """``<service> => <State>`` per internal service (with the reason when degraded)."""
+    lines = [f"{s.name} => {s.describe()}\n" for s in runtime(request).services]
     return Response("".join(lines).encode(), media_type=_TEXT)
 
 

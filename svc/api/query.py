@@ -26,7 +26,7 @@ from svc.api.parquet_results import (
     parquet_response,
     streams_parquet,
 )
-from svc.api.responses import json_response, stats_object
+from svc.api.responses import json_response, stats_object, success_envelope
 from svc.errors import BadRequestError
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import (
@@ -91,7 +91,7 @@ async def _log_query(
         data["encodingFlags"] = [CATEGORIZE_FLAG]
     data["result"] = streams_payload(streams)
     data["stats"] = stats_object(stats)
-    return json_response({"status": "success", "data": data})
+    return json_response(success_envelope(data, stats))
 
 
 def _tenant(rt: Runtime, request: Request[Any, Any, Any]) -> tuple[str, ...]:
@@ -193,12 +193,8 @@ async def _metric_query(
     if parquet:
         return parquet_response(metric_result_parquet(result), parquet)
     kind, payload = metric_payload(result, instant=instant)
-    return json_response(
-        {
-            "status": "success",
-            "data": {"resultType": kind, "result": payload, "stats": stats_object(stats)},
-        }
-    )
+    data = {"resultType": kind, "result": payload, "stats": stats_object(stats)}
+    return json_response(success_envelope(data, stats))
 
 
 def metric_payload(result: MetricResult, *, instant: bool) -> tuple[str, Any]:

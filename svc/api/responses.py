@@ -9,13 +9,23 @@ from litestar import Response
 from gocompat import jsonesc
 from svc.query.engine import ScanStats
 
-__all__ = ["json_response", "stats_object", "text_response"]
+__all__ = ["json_response", "stats_object", "success_envelope", "text_response"]
 
 
 def json_response(payload: Any, status: int = 200) -> Response[bytes]:
     """JSON body as Go's encoder writes it (HTML-safe escaping), with a trailing newline."""
     body = jsonesc.encode(payload) + b"\n"
     return Response(body, status_code=status, media_type="application/json")
+
+
+def success_envelope(data: Any, stats: ScanStats) -> dict[str, Any]:
+    """``{"status": "success", "warnings": [...], "data": ...}``, warnings only when there
+    are any (the reference's order)."""
+    envelope: dict[str, Any] = {"status": "success"}
+    if stats.warnings:
+        envelope["warnings"] = list(stats.warnings)
+    envelope["data"] = data
+    return envelope
 
 
 def text_response(message: str, status: int) -> Response[bytes]:

@@ -26,8 +26,7 @@ from svc.api.common import API_PREFIXES
 from svc.api.legacy import legacy_query_text, rfc3339_nano
 from svc.api.params import Params, limit_param, timestamp_param
 from svc.errors import BadRequestError, ServiceError, UnauthorizedError
-from svc.ingest.labels import label_key
-from svc.model import Labels
+from svc.model import Labels, label_key
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.tail import TailEntry, TailHub, TailSubscription
 from svc.runtime import Runtime

@@ -23,8 +23,7 @@ from sqlglot import exp
 
 from gocompat.durations import parse_go_duration, parse_humanize_bytes
 from logql_to_sql import DIALECT, Direction, ast, compile_log_query, json_all, logfmt, sanitize
-from svc.ingest.labels import label_key
-from svc.model import Labels
+from svc.model import Labels, label_key
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.udfs import register_udfs
 

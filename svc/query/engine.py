@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import functools
 import itertools
+import re
 import shutil
 import threading
 import time
@@ -63,6 +65,24 @@ def too_much_memory(limit: int) -> BadRequestError:
     )
 
 
+_UNREADABLE_RETRIES = 3
+_UNREADABLE_WARNING = (
+    "some stored data could not be read and was set aside; the result may be incomplete"
+)
+# What DuckDB's Parquet reader raises on a damaged or missing file: a bare ``Error``
+# (thrift), an ``IOException``, or an ``InvalidInputException`` saying so. A query's own
+# runtime errors (conversions, ranges, ...) are never blamed on a file.
+_FILE_TROUBLE = re.compile(
+    r"(?i)parquet|magic bytes|corrupt|decompress|failed to read file|too small|zstd|snappy"
+)
+
+
+def _blames_a_file(exc: duckdb.Error) -> bool:
+    if type(exc) in (duckdb.Error, duckdb.IOException):
+        return True
+    return isinstance(exc, duckdb.InvalidInputException) and bool(_FILE_TROUBLE.search(str(exc)))
+
+
 @dataclass
 class ScanStats:
     """What a query touched, for the stats object of the response."""
@@ -80,6 +100,8 @@ class ScanStats:
     margin_exhausted: bool = False
     """A limited log query read all the entries its plan allows (``LogQueryPlan.margin``)
     and still found fewer distinct ones than the limit: a larger margin may find more."""
+    warnings: list[str] = field(default_factory=list)
+    """Shown to the client in the response's ``warnings`` (files left out as unreadable)."""
 
 
 class QueryEngine:
@@ -197,8 +219,29 @@ class QueryEngine:
     def execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
         """Bind ``logs``/``streams`` to the view, run, return the Arrow result.
 
-        ``select`` is a compiled tree or its rendered text (a cached plan).
+        ``select`` is a compiled tree or its rendered text (a cached plan). When a file
+        of the view turns out unreadable, the store quarantines it and the query runs
+        again without it, with a warning in ``stats``.
         """
+        for _ in range(_UNREADABLE_RETRIES):
+            try:
+                return self._execute(select, view, stats)
+            except duckdb.Error as exc:
+                dropped = self._unreadable(view, exc)
+                if not dropped:
+                    raise
+                view = _without_files(view, dropped)
+                if _UNREADABLE_WARNING not in stats.warnings:
+                    stats.warnings.append(_UNREADABLE_WARNING)
+        return self._execute(select, view, stats)
+
+    def _unreadable(self, view: AnyView, exc: duckdb.Error) -> set[str]:
+        """The view's files a DuckDB error is due to, now quarantined (empty: none)."""
+        if not view.files or not _blames_a_file(exc):
+            return set()
+        return set(self.store.quarantine_unreadable(view.files, str(exc)))
+
+    def _execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
         started = time.perf_counter()
         deadline = _DEADLINE.get()
         remaining = self.timeout_seconds if deadline is None else deadline - time.monotonic()
@@ -312,6 +355,18 @@ class QueryEngine:
         """Stop the query threads and close the database connection."""
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._db.close()
+
+
+def _without_files(view: AnyView, paths: set[str]) -> AnyView:
+    """The view without the files at ``paths``."""
+    if isinstance(view, MultiView):
+        parts = [(_without_store_files(part, paths), mask) for part, mask in view.parts]
+        return dataclasses.replace(view, parts=parts)
+    return _without_store_files(view, paths)
+
+
+def _without_store_files(view: StoreView, paths: set[str]) -> StoreView:
+    return dataclasses.replace(view, files=[f for f in view.files if f.path not in paths])
 
 
 def _sql_string(text: str) -> str:

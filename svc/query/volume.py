@@ -16,8 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from logql_to_sql import ast
-from svc.ingest.labels import label_key
-from svc.model import Labels
+from svc.model import Labels, label_key
 from svc.query.engine import QueryEngine
 from svc.query.index_stats import stream_usage
 from svc.query.series import matching_streams

@@ -67,6 +67,7 @@ SERVICE_RULES = {
     "svc/storage": ("svc.ingest", "svc.query", "svc.api"),
     "svc/config_schema.py": ("svc.config",),
     "svc/model.py": ("svc.",),
+    "svc/query": ("svc.ingest", "svc.api"),
 }
 
 

@@ -51,6 +51,8 @@ class Server:
 
     root: Path
     overrides: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment variables of the process (``SVC_FAULT_INJECTION`` in tests)."""
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
@@ -80,6 +82,7 @@ class Server:
             stdout=log,
             stderr=log,
             cwd=self.root,
+            env={**os.environ, **self.env},
         )
         if wait:
             self.wait_ready()
