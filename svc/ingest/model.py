@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PushLimits"]
+# Re-exported: the decoders' result type lives in svc.model, below storage and query.
+from svc.model import PushStream
+
+__all__ = ["PushLimits", "PushStream"]
 
 _MIB = 1 << 20
 _NS_PER_SECOND = 1_000_000_000
