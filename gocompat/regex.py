@@ -23,7 +23,16 @@ from gocompat.regex_syntax import RegexSyntaxError, capture_names
 from gocompat.template.errors import GoError
 from gocompat.template.limits import reserve
 
-__all__ = ["GoRegexp", "compile_go", "count_matches", "encode_text", "replace_all"]
+__all__ = [
+    "GoMatch",
+    "GoRegexp",
+    "compile_go",
+    "count_matches",
+    "encode_text",
+    "full_match",
+    "match_string",
+    "replace_all",
+]
 
 _OPTIONS: Final = re2.Options()
 _OPTIONS.log_errors = False
@@ -227,3 +236,31 @@ def replace_all(pattern: str, text: str, repl: str, *, literal: bool) -> str:
             pos = stop
     out.append(data[last:])
     return _decode(b"".join(out))
+
+
+def match_string(pattern: str, text: str) -> bool:
+    """``regexp.MatchString``: a match anywhere in ``text``."""
+    return compile_go(pattern).search(encode_text(text), 0) is not None
+
+
+class GoMatch:
+    """One match of a regex on a text, for ``Regexp.Expand`` of templates."""
+
+    __slots__ = ("_data", "_regex", "_spans")
+
+    def __init__(self, regex: GoRegexp, data: bytes, spans: list[tuple[int, int]]) -> None:
+        self._regex = regex
+        self._data = data
+        self._spans = spans
+
+    def expand(self, template: str) -> str:
+        """Go's ``Regexp.Expand``: ``$1``, ``${1}``, ``$name``, ``${name}``, ``$$``."""
+        return _decode(_expand(_expansion(template, self._regex), self._spans, self._data))
+
+
+def full_match(pattern: str, text: str) -> GoMatch | None:
+    """The match of ``^(?:pattern)$`` on ``text`` (Prometheus relabelling), or None."""
+    regex = compile_go(f"^(?:{pattern})$")
+    data = encode_text(text)
+    spans = regex.search(data, 0)
+    return None if spans is None else GoMatch(regex, data, spans)

@@ -35,9 +35,11 @@ from svc.api.openapi import openapi_json
 from svc.api.ops import ops_routes
 from svc.api.otlp import otlp_logs
 from svc.api.patterns import patterns
+from svc.api.prom_rules import PROM_RULES_ROUTES
 from svc.api.push import push
-from svc.api.query import query, query_range, query_range_post
+from svc.api.query import query, query_post, query_range, query_range_post
 from svc.api.responses import text_response
+from svc.api.rules import RULES_ROUTES
 from svc.api.status import buildinfo, format_query_get, format_query_post, ready
 from svc.api.tail import tail
 from svc.config import Config
@@ -54,6 +56,7 @@ ROUTES = [
     query_range,
     query_range_post,
     query,
+    query_post,
     labels,
     label_values_handler,
     series,
@@ -79,6 +82,20 @@ ROUTES = [
     detected_field_values_post,
     openapi_json,
 ]
+
+
+COMMON_ROUTES = [ready, buildinfo, format_query_get, format_query_post]
+"""What every target serves besides its own routes (SPEC 4.1)."""
+
+
+def _routes(config: Config, rt: Runtime) -> list[Any]:
+    """The routes of an instance: ``-target=ruler`` serves only the ruler's and the common
+    ones; the rules APIs need a ruler and ``ruler.enable_api``."""
+    routes: list[Any] = list(COMMON_ROUTES if config.target == "ruler" else ROUTES)
+    routes += ops_routes(config.target)
+    if rt.ruler is not None and config.ruler.enable_api:
+        routes += [*RULES_ROUTES, *PROM_RULES_ROUTES]
+    return routes
 
 
 def _service_error(_: Request[Any, Any, Any], exc: ServiceError) -> Response[bytes]:
@@ -148,7 +165,7 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
         await asyncio.to_thread(rt.stop)
 
     app = Litestar(
-        route_handlers=[*ROUTES, *ops_routes(config.target)],
+        route_handlers=_routes(config, rt),
         middleware=[cast(Middleware, rt.metrics.middleware)],
         exception_handlers={
             ServiceError: _service_error,

@@ -16,9 +16,11 @@ import yaml
 
 from gocompat.durations import format_go_duration, format_prom_duration, parse_duration_seconds
 from gocompat.fmt import go_format_v
+from svc.config_fields import MIB, setting
 from svc.config_schema import active_period, schema_config_errors
 from svc.errors import ServiceError
 from svc.query.memory import parse_memory_limit
+from svc.ruler.config import RulerConfig, ruler_config_errors
 from svc.tenancy import validate_tenant_id
 from svc.timestamps import parse_timestamp_ns
 
@@ -48,8 +50,6 @@ __all__ = [
     "validate_config",
 ]
 
-MIB = 1024 * 1024
-
 
 class ConfigError(Exception):
     """The configuration cannot be used; ``errors`` lists every problem found."""
@@ -61,20 +61,6 @@ class ConfigError(Exception):
         else:
             text = "MULTIPLE CONFIG ERRORS FOUND, PLEASE READ CAREFULLY\n" + "\n".join(errors)
         super().__init__(text)
-
-
-def setting(default: Any, help: str, *, duration: bool = False, key: str | None = None) -> Any:
-    """A config field with its default and help string.
-
-    ``duration`` marks seconds fields; ``key`` is the YAML name when it cannot be the
-    attribute's (``from``).
-    """
-    metadata = {"help": help, "duration": duration}
-    if key is not None:
-        metadata["key"] = key
-    if isinstance(default, list | dict):
-        return field(default_factory=default.copy, metadata=metadata)
-    return field(default=default, metadata=metadata)
 
 
 @dataclass
@@ -182,6 +168,9 @@ class LimitsConfig:
     otlp_promoted_resource_attributes: list[str] = setting(  # noqa: RUF009
         [], "OTLP resource attributes turned into stream labels (empty: the default list)."
     )
+    ruler_max_rules_per_rule_group: int = setting(0, "Most rules in one rule group (0: no limit).")
+    ruler_max_rule_groups_per_tenant: int = setting(0, "Most rule groups per tenant (0: no limit).")
+    ruler_remote_write_disabled: bool = setting(False, "Discard the tenant's recorded samples.")
     discover_log_levels: bool = setting(
         True, "Find each entry's level (detected_level) from metadata, labels or its line."
     )
@@ -213,6 +202,9 @@ class TenantOverrides:
     deletion_mode: str | None = setting(
         None, "Log deletion for this tenant (disabled, filter-only, filter-and-delete)."
     )
+    ruler_max_rules_per_rule_group: int | None = setting(None, "Rules per group for this tenant.")
+    ruler_max_rule_groups_per_tenant: int | None = setting(None, "Rule groups of this tenant.")
+    ruler_remote_write_disabled: bool | None = setting(None, "Discard this tenant's samples.")
 
 
 @dataclass
@@ -394,6 +386,7 @@ class Config:
     schema_config: SchemaConfig = field(default_factory=SchemaConfig)
     storage_config: StorageConfig = field(default_factory=StorageConfig)
     pattern_ingester: PatternIngesterConfig = field(default_factory=PatternIngesterConfig)
+    ruler: RulerConfig = field(default_factory=RulerConfig)
     overrides: dict[str, TenantOverrides] = setting(  # noqa: RUF009
         {}, "Per-tenant settings replacing limits_config ones, by tenant ID."
     )
@@ -469,6 +462,7 @@ def validate_config(config: Config) -> list[str]:
     )
     errors += _override_errors(config)
     errors += _pattern_ingester_errors(config.pattern_ingester)
+    errors += ruler_config_errors(config.ruler)
     return errors
 
 

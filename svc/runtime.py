@@ -7,6 +7,8 @@ Internal services, started in this order on a background thread and stopped in r
     ingester       head and flusher; stopping it flushes (SPEC 3.2)
     querier        the DuckDB query engine
     index-gateway  on-demand and periodic index syncs (SPEC 3.3)
+    ruler          rule evaluation, alert notifications, remote write (targets all,
+                   ruler, backend)
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from svc.ops.metrics import Metrics
 from svc.ops.services import Service, ServiceRegistry, State
 from svc.query.engine import QueryEngine
 from svc.query.memory import parse_memory_limit
+from svc.ruler.service import RULER_TARGETS, Ruler, build_ruler
 from svc.storage.store import Store, StoreSettings
 from svc.tenancy import TenantResolver
 
@@ -71,6 +74,7 @@ class Runtime:
     metrics: Metrics = field(default_factory=Metrics)
     shutdown_requested: threading.Event = field(default_factory=threading.Event)
     replayed_rows: int = 0
+    ruler: Ruler | None = None
     _startup: threading.Thread | None = None
 
     @classmethod
@@ -123,6 +127,8 @@ class Runtime:
             ),
             cache_generations=CacheGenerations(root / "compactor" / "cache_generations.json"),
         )
+        if config.target in RULER_TARGETS:
+            rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry)
         rt._register_services()
         rt.metrics.watch(store, rt.services)
         rt.metrics.shutdown_marker.set_function(lambda: float(rt.ingester.prepared))
@@ -152,6 +158,9 @@ class Runtime:
                 depends_on=("store",),
             )
         )
+        if self.ruler is not None:
+            needs = ("wal", "querier")
+            self.services.add(Service("ruler", self.ruler.start, self.ruler.stop, depends_on=needs))
 
     def _replay(self) -> None:
         self.replayed_rows = self.store.replay_wal()

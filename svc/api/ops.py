@@ -32,7 +32,7 @@ from svc.runtime import Runtime
 
 __all__ = ["error_text", "ops_routes"]
 
-_TEXT = "text/plain; charset=utf-8"
+_TEXT = "text/plain"  # litestar appends "; charset=utf-8"
 _SHUTDOWN_REFUSED = "Ingester is stopping or already stopped."
 _DELETION_OFF = "deletion is not available for this tenant"
 _TRUE = ("1", "t", "true")

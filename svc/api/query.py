@@ -39,7 +39,7 @@ from svc.query.metric_queries import (
 from svc.query.streams import ResultStream
 from svc.runtime import Runtime
 
-__all__ = ["query", "query_range"]
+__all__ = ["query", "query_post", "query_range", "query_range_post"]
 
 _LOG_INSTANT_MESSAGE = (
     "log queries are not supported as an instant query type, please change your query to a "
@@ -153,6 +153,16 @@ async def _query_range(request: Request[Any, Any, Any]) -> Response[bytes]:
 @get(api_paths("/query"))
 async def query(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Instant query: metric queries only."""
+    return await _query(request)
+
+
+@post(api_paths("/query"), status_code=200)
+async def query_post(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Instant query with parameters in a urlencoded form body (how rulers send it)."""
+    return await _query(request)
+
+
+async def _query(request: Request[Any, Any, Any]) -> Response[bytes]:
     rt = runtime(request)
     tenant = _tenant(rt, request)
     params = await request_params(request)
