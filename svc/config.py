@@ -481,7 +481,10 @@ def validate_config(config: Config) -> list[str]:
         target=config.target,
         compactor_address=config.common.compactor_address or config.common.compactor_grpc_address,
     )
-    errors += schema_config_errors(config)
+    errors += schema_config_errors(
+        config.schema_config.configs,
+        structured_metadata=config.limits_config.allow_structured_metadata,
+    )
     errors += _override_errors(config)
     errors += _pattern_ingester_errors(config.pattern_ingester)
     errors += ruler_config_errors(config.ruler)
@@ -619,7 +622,8 @@ def _section_collection(hint: Any) -> bool:
 
 def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors: list[str]) -> Any:
     optional = _optional_of(hint)
-    if optional is not None:  # ``X | None``: unset stays None, anything else is an X
+    if optional is not None and (_section_collection(optional) or f.metadata.get("duration")):
+        # ``X | None`` of a duration or of config sections: unset stays None.
         if value is None:
             return None
         hint = optional

@@ -16,9 +16,9 @@ import msgspec
 from litestar import Request, Response, delete, get, post, route
 from litestar.handlers import HTTPRouteHandler
 
+from gocompat import jsonesc
 from svc.api.common import api_paths, org_header, runtime
 from svc.api.ops import error_text
-from svc.api.responses import go_json
 from svc.compactor.config import COMPACTOR_TARGETS
 from svc.compactor.deletions import Deletions
 from svc.compactor.limits import DISABLED, MODES, deletion_mode, deletion_served
@@ -42,6 +42,11 @@ def _tenant(request: Request[Any, Any, Any]) -> str | Response[bytes]:
     if mode not in MODES:
         return error_text(_UNKNOWN_MODE, 400)
     return tenant
+
+
+def _go_json(payload: Any) -> bytes:
+    """JSON as Go's encoder writes it, with its trailing newline."""
+    return jsonesc.encode(payload) + b"\n"
 
 
 def _deletions(request: Request[Any, Any, Any]) -> Deletions:
@@ -91,7 +96,7 @@ async def list_delete_requests(request: Request[Any, Any, Any]) -> Response[byte
         params.get("end"),
         params.get("for_querytime_filtering"),
     )
-    body = go_json([_record(r) for r in listing.requests])
+    body = _go_json([_record(r) for r in listing.requests])
     if listing.errors:
         errors = "".join(f"{error}\n" for error in listing.errors).encode()
         return Response(
@@ -129,7 +134,7 @@ async def cache_generation_numbers(request: Request[Any, Any, Any]) -> Response[
     if isinstance(tenant, Response):
         return tenant
     number = await asyncio.to_thread(runtime(request).cache_generations.get, tenant)
-    return Response(go_json(number), media_type="text/plain")
+    return Response(_go_json(number), media_type="text/plain")
 
 
 @post(api_paths("/cache/generation_numbers/increase"), status_code=200)

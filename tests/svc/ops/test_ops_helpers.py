@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from svc.config import Config, config_from_yaml
 from svc.compactor.limits import deletion_enabled
+from svc.config import Config, config_from_yaml
 from svc.ops.cache_gen import CacheGenerations
-from svc.storage.catalog import Catalog
 from svc.ops.config_view import config_diff, config_yaml
 from svc.ops.index_sync import IndexSyncer
 from svc.ops.metrics import route_label
+from svc.storage.catalog import Catalog
 
 
 @pytest.mark.parametrize(
