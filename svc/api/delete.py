@@ -78,6 +78,8 @@ async def create_delete_request(request: Request[Any, Any, Any]) -> Response[byt
         )
     except ServiceError as exc:
         return _failed(exc)
+    except Exception as exc:  # the store could not write: the reference answers its error
+        return error_text(str(exc), 500)
     return Response(b"", status_code=204, headers={"X-Delete-Request-ID": identifier})
 
 
@@ -124,6 +126,8 @@ async def cancel_delete_request(request: Request[Any, Any, Any]) -> Response[byt
         )
     except ServiceError as exc:
         return _failed(exc)
+    except Exception as exc:  # the store could not remove it
+        return error_text(str(exc), 500)
     return Response(b"", status_code=204)
 
 

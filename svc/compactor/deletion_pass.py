@@ -19,7 +19,7 @@ from collections import defaultdict
 from datetime import UTC, datetime
 
 from svc.compactor.context import CompactorContext
-from svc.compactor.filters import filter_query
+from svc.compactor.filters import shard_filters
 from svc.compactor.limits import (
     FILTER_AND_DELETE,
     deletion_mode,
@@ -39,8 +39,6 @@ from svc.tenancy import tenant_directory_name
 __all__ = ["process_deletes"]
 
 log = logging.getLogger(__name__)
-
-_MS = 1_000_000
 
 
 def process_deletes(ctx: CompactorContext) -> None:
@@ -102,13 +100,10 @@ def _beyond_retention(ctx: CompactorContext, shard: PendingShard, now: int) -> b
 
 def _delete(ctx: CompactorContext, tenant: str, shards: list[PendingShard]) -> bool:
     """Rewrite the tenant's files holding entries of ``shards``; False when a job failed."""
-    filters = tuple(
-        dict.fromkeys(
-            DeleteFilter(filter_query(s.query), s.shard.start_ms * _MS, s.shard.end_ms * _MS)
-            for s in shards
-        )
-    )
-    matched = {f: ctx.matching_streams(tenant, f.query.selector.matchers) for f in filters}
+    filters = shard_filters((s.request_id, s.query, s.shard) for s in shards)
+    selectors = {f.query.selector.matchers for f in filters}
+    by_selector = {m: ctx.matching_streams(tenant, m) for m in selectors}
+    matched = {f: by_selector[f.query.selector.matchers] for f in filters}
     low = min(f.start_ns for f in filters)
     high = max(f.end_ns for f in filters)
     files = ctx.store.catalog.files(tenant, low, high + 1)

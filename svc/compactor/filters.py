@@ -10,7 +10,7 @@ Tenants whose deletion mode is ``disabled`` get no filters, as in the reference.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from logql_to_sql import ast
@@ -18,7 +18,7 @@ from svc.compactor.request_store import DeleteRequestStore
 from svc.compactor.requests import Shard, deletion_query, has_filter
 from svc.storage.store import DeleteFilter
 
-__all__ = ["DeleteFilters", "filter_query"]
+__all__ = ["DeleteFilters", "filter_query", "shard_filters"]
 
 _MS = 1_000_000
 
@@ -31,8 +31,21 @@ def filter_query(text: str) -> ast.LogQuery:
     return query if has_filter(query) else ast.LogQuery(query.selector)
 
 
-def _shard_order(item: tuple[str, str, Shard]) -> tuple[str, int]:
-    return item[0], item[2].start_ms
+def shard_filters(shards: Iterable[tuple[str, str, Shard]]) -> tuple[DeleteFilter, ...]:
+    """Filters of ``(request id, query, shard)`` items, a request's adjoining shards merged
+    into one range."""
+    merged: dict[tuple[str, str], list[list[int]]] = {}
+    for identifier, query, shard in sorted(shards, key=lambda item: (item[0], item[2].start_ms)):
+        spans = merged.setdefault((identifier, query), [])
+        if spans and shard.start_ms <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], shard.end_ms)
+        else:
+            spans.append([shard.start_ms, shard.end_ms])
+    return tuple(
+        DeleteFilter(filter_query(query), start * _MS, end * _MS)
+        for (_, query), spans in merged.items()
+        for start, end in spans
+    )
 
 
 class DeleteFilters:
@@ -46,20 +59,9 @@ class DeleteFilters:
 
     def reload(self) -> None:
         """Read every tenant's unprocessed shards again."""
-        found: dict[str, tuple[DeleteFilter, ...]] = {}
-        for tenant, shards in self.store.unprocessed().items():
-            merged: dict[tuple[str, str], list[list[int]]] = {}
-            for identifier, query, shard in sorted(shards, key=_shard_order):
-                spans = merged.setdefault((identifier, query), [])
-                if spans and shard.start_ms <= spans[-1][1]:
-                    spans[-1][1] = max(spans[-1][1], shard.end_ms)
-                else:
-                    spans.append([shard.start_ms, shard.end_ms])
-            found[tenant] = tuple(
-                DeleteFilter(filter_query(query), start * _MS, end * _MS)
-                for (_, query), spans in merged.items()
-                for start, end in spans
-            )
+        found = {
+            tenant: shard_filters(shards) for tenant, shards in self.store.unprocessed().items()
+        }
         with self._lock:
             self._by_tenant = found
 
