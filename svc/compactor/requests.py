@@ -24,6 +24,7 @@ __all__ = [
     "NewDeleteRequest",
     "Shard",
     "deletion_query",
+    "fnv32",
     "has_filter",
     "new_request",
     "parse_time_ms",
@@ -189,14 +190,21 @@ def shards(start_ms: int, end_ms: int, interval_ns: int) -> tuple[Shard, ...]:
     return tuple(pieces)
 
 
-def request_id(tenant: str, query: str, now_ns: int | None = None) -> str:
-    """Eight hex digits: FNV-32 (not 1a) of the tenant, the time and the query."""
-    stamp = time.time_ns() if now_ns is None else now_ns
+def fnv32(data: bytes) -> int:
+    """The 32-bit FNV-1 hash (multiply, then xor) of ``data``."""
     value = _FNV_OFFSET
-    for byte in tenant.encode() + struct.pack("<Q", stamp & 0xFFFFFFFFFFFFFFFF) + query.encode():
+    for byte in data:
         value = (value * _FNV_PRIME) & 0xFFFFFFFF
         value ^= byte
-    return f"{value:08x}"
+    return value
+
+
+def request_id(tenant: str, query: str, now_ns: int | None = None) -> str:
+    """Eight hex digits: FNV-32 of the tenant, the time (8 bytes, little-endian) and the
+    query, as the reference makes its IDs."""
+    stamp = time.time_ns() if now_ns is None else now_ns
+    data = tenant.encode() + struct.pack("<Q", stamp & 0xFFFFFFFFFFFFFFFF) + query.encode()
+    return f"{fnv32(data):08x}"
 
 
 def request_status(processed: int, total: int) -> str:

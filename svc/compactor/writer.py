@@ -37,7 +37,7 @@ from svc.storage.lake import (
 
 __all__ = ["COMPACTED_PREFIX", "JobIdentity", "WriterSettings", "bucket_ns", "write_compacted"]
 
-COMPACTED_PREFIX = "c"
+COMPACTED_PREFIX = "compacted-"
 """Names of compacted files start with it (flushed ones are bare hex UUIDs)."""
 
 LabelsOf = Callable[[int], list[tuple[str, str]]]
@@ -148,7 +148,7 @@ class _Writer:
     def add(self, rows: pa.Table) -> None:
         buckets = pc.divide(rows["ts"], pa.scalar(self.bucket, pa.int64()))
         for start, length, number in _runs(buckets):
-            if number != self.pending_bucket and self.pending_rows:
+            if self.pending_bucket is not None and number != self.pending_bucket:
                 self._bucket_ends()
             self.pending.append(rows.slice(start, length))
             self.pending_rows += length
