@@ -73,7 +73,7 @@ def correct_usage(
     bucket = f"ts // {int(step_ns)}" if step_ns else "0"
     select = (
         f"SELECT stream_id, {bucket} AS bucket, count(*) AS entries, "
-        f"sum(octet_length(line)) AS bytes FROM logs WHERE stream_id IN ({ids}) "
+        f"sum(strlen(line)) AS bytes FROM logs WHERE stream_id IN ({ids}) "
         f"AND ts >= {int(start_ns)} AND ts < {int(end_ns)} GROUP BY ALL"
     )
     rows = engine.execute(select, view, ScanStats()).to_pydict()
