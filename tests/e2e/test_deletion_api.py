@@ -187,7 +187,7 @@ def test_list_record_shape_and_order(deletion_app: InProcessApp, tenant: str) ->
     ]  # fmt: skip
     assert listed[0]["start_time"] == 1700000000.5
     assert listed[1]["start_time"] == 1700000000 and listed[1]["end_time"] == 1700007200
-    assert f'"start_time":1700000000,"end_time":1700007200,' in body  # whole seconds, no ".0"
+    assert '"start_time":1700000000,"end_time":1700007200,' in body  # whole seconds, no ".0"
     assert '"query":"{a=\\"b\\"} |= \\"\\u003cx\\u0026y\\u003e\\""' in body  # Go's escaping
     assert all(r["status"] == "received" and r["user_id"] == "" for r in listed)
     assert all(isinstance(r["created_at"], float | int) for r in listed)
