@@ -1,7 +1,8 @@
 """Small-file compaction: each tenant-day's small files merged into few large ones.
 
 A file is small below half the target size. A partition whose day ended more than an hour
-ago merges all its small files as soon as it has two. A partition still receiving data
+ago merges all its small files as soon as it has two, or one flushed file (rewritten in the
+compacted layout, a third smaller). A partition still receiving data
 (today's, mostly) merges only its flushed files, once ``compaction_min_files`` of them
 have gathered: its compacted files wait for the day to end, so no file is rewritten over
 and over while the day grows.
@@ -38,13 +39,14 @@ def compaction_jobs(
             partitions[(entry.tenant, entry.day)].append(entry)
     jobs = []
     for (tenant, day), small in sorted(partitions.items(), key=lambda item: item[0][1]):
+        flushed = [f for f in small if not PurePath(f.path).name.startswith(COMPACTED_PREFIX)]
         if _day_start_ns(day) + DAY_NS + _SETTLE_NS < now_ns:
             chosen = small
-            needed = 2
+            due = len(small) >= 2 or bool(flushed)
         else:
-            chosen = [f for f in small if not PurePath(f.path).name.startswith(COMPACTED_PREFIX)]
-            needed = min_files
-        if len(chosen) >= needed:
+            chosen = flushed
+            due = len(flushed) >= min_files
+        if due:
             ordered = tuple(sorted(chosen, key=lambda f: (f.min_ts, f.path)))
             jobs.append(RewriteJob("compaction", tenant, day, ordered))
     return jobs

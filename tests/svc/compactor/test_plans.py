@@ -71,7 +71,8 @@ def test_closed_days_merge_every_small_file_from_two() -> None:
         _file("big", "2023-11-13", 900),
     ]
     assert _jobs(files) == [["a.parquet", "b.parquet"]]
-    assert _jobs(files[:1]) == []
+    assert _jobs(files[:1]) == [["a.parquet"]]  # a lone flushed file takes the layout too
+    assert _jobs([_file("compacted-x", "2023-11-13", 10)]) == []
 
 
 def test_open_days_wait_for_enough_flushed_files() -> None:
@@ -84,6 +85,7 @@ def test_open_days_wait_for_enough_flushed_files() -> None:
 
 
 def test_partitions_are_separate_per_tenant() -> None:
-    day = "2023-11-12"
-    files = [_file("a", day, 1, "x"), _file("b", day, 1, "y")]
-    assert _jobs(files) == []
+    day = "2023-11-14"
+    files = [_file(name, day, 1, tenant) for tenant in "xy" for name in "abc"]
+    assert _jobs(files[:2] + files[3:5]) == []  # two of each: not enough for either
+    assert len(_jobs(files)) == 2
