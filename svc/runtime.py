@@ -149,6 +149,12 @@ class Runtime:
         """Delete requests (filtering every query from the start) and, on the compactor's
         targets, the compactor itself."""
         config = self.config
+        if config.limits_config.allow_deletes:
+            log.warning(
+                "The compactor.allow-deletes configuration option has been deprecated and will "
+                "be ignored. Instead, use deletion_mode in the limits_configs to adjust "
+                "deletion functionality"
+            )
         metrics = CompactorMetrics(self.metrics.registry)
         deletions = Deletions(config, self.store.catalog, metrics)
         if deletion_served(config):
