@@ -1,7 +1,8 @@
 """The compactor service: one thread running deletion, retention and compaction passes.
 
 Started on the targets that run the compactor (``all``, ``backend``, ``compactor``) and
-listed by ``GET /services``. Every ``compaction_interval`` it compacts; with
+listed by ``GET /services``. It waits one ``compaction_interval`` after starting (as the
+reference does), then every ``compaction_interval`` it compacts; with
 ``retention_enabled``, every retention interval it first processes delete requests, then
 applies retention. Between passes it removes replaced files once nothing reads them. A
 pass resumes on restart whatever a crash interrupted: files are swapped one transaction at
@@ -55,7 +56,7 @@ class Compactor:
         self.passes_total = 0
 
     def start(self) -> None:
-        """Start the thread (the first passes run at once)."""
+        """Start the thread (the first passes run one compaction interval later)."""
         self.ctx.stopping.clear()
         self._thread = threading.Thread(target=self._loop, name="compactor", daemon=True)
         self._thread.start()
@@ -90,7 +91,10 @@ class Compactor:
 
     def _loop(self) -> None:
         ctx = self.ctx
-        next_compaction = next_retention = time.monotonic()
+        # As the reference: one interval first, so a restarted instance does not compact
+        # while the previous one may still finish (and startup stays quick).
+        log.info("waiting %ss before starting the compactor's passes", self.compaction_interval)
+        next_compaction = next_retention = time.monotonic() + self.compaction_interval
         while not ctx.stopping.is_set():
             now = time.monotonic()
             retention = now >= next_retention

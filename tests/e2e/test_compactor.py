@@ -178,7 +178,8 @@ def test_retention_with_overlapping_stream_rules(make_app: Callable[..., InProce
     with app.client("v") as client:
         push(client, [(dev, [(now - 30 * HOUR, "v dev old")]), (dev, [(now - HOUR, "v dev new")])])
         client.post("/flush")
-    app.restart()  # the first pass runs at start
+    app.overrides["compactor"] = FAST  # passes from now on
+    app.restart()
     with app.client("t") as client:
         _wait(lambda: "prod older" not in _lines(client, '{app=~".+"}', now - 200 * HOUR, now))
         lines = sorted(_lines(client, '{app=~".+"}', now - 200 * HOUR, now))
@@ -292,14 +293,15 @@ def _files(app: InProcessApp) -> list[str]:
 
 
 def test_compaction_changes_no_answer(make_app: Callable[..., InProcessApp]) -> None:
-    app = make_app({"compactor": {"compaction_interval": "1h"}})
+    app = make_app({"compactor": {"compaction_interval": "1h"}})  # no pass while filling
     with app.client("t") as client:
         for part in _corpus():
             assert push(client, [part]).status_code == 204
             assert client.post("/flush").status_code == 204
         before = _answers(client)
     assert len(_files(app)) == 9
-    app.restart()  # the first compaction pass runs at start
+    app.overrides["compactor"] = {"compaction_interval": "300ms"}
+    app.restart()
     _wait(lambda: len(_files(app)) == 1)
     assert _files(app)[0].startswith("compacted-")
     with app.client("t") as client:

@@ -25,7 +25,7 @@ from tests.reliability.helpers import (
 )
 
 COMPACTOR = {
-    "compaction_interval": "1h",  # a pass at every start, then none during the test
+    "compaction_interval": "1h",  # no pass while the test fills the lake
     "retention_enabled": True,
     "delete_request_store": "filesystem",
     "delete_request_cancel_period": "0s",
@@ -65,10 +65,20 @@ def _fill(srv: Server) -> list[str]:
     return lines
 
 
+def _passes_soon(srv: Server) -> None:
+    """From the next start on, passes begin half a second after starting."""
+    srv.overrides["compactor"] = {
+        **srv.overrides["compactor"],
+        "compaction_interval": "500ms",
+        "apply_retention_interval": "500ms",
+    }
+
+
 def _crash_at(srv: Server, site: str) -> None:
     """Restart with ``site`` armed to SIGKILL the process, and wait for it to die."""
     srv.stop()
     set_faults(srv, f"{site} kill 1")
+    _passes_soon(srv)
     srv.start(wait=False)
     assert srv.process is not None
     code = srv.process.wait(60)
@@ -131,10 +141,11 @@ def test_kill_9_at_random_moments_of_compaction(faulty_server: Callable[..., Ser
     rng = random.Random(16)
     srv = faulty_server({"compactor": COMPACTOR})
     lines = _fill(srv)
+    _passes_soon(srv)
     for _ in range(4):
         srv.stop()
         srv.start(wait=False)
-        time.sleep(rng.uniform(0.3, 2.5))  # during startup or the pass that follows it
+        time.sleep(rng.uniform(0.3, 3.0))  # during startup or the pass that follows it
         srv.kill()
         assert not (_listed(srv) and _listed(srv) - _on_disk(srv))  # nothing listed is gone
         srv.start()
