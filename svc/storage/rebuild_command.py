@@ -78,6 +78,17 @@ _LAKE_TABLES = frozenset({"files", "streams", "state", "file_streams"})
 def _carry_over(old: Path, catalog: Catalog) -> list[str]:
     """Copy the old catalog's tables other than the lake's (delete requests, cache
     generation numbers) into the new one; returns their names (none when it is unreadable)."""
+    sides = [old.with_name(old.name + suffix) for suffix in ("-wal", "-shm")]
+    present = [side.exists() for side in sides]
+    try:
+        return _copy_tables(old, catalog)
+    finally:  # reading a WAL-mode database leaves side files; keep the old one as it was
+        for side, existed in zip(sides, present, strict=True):
+            if not existed:
+                side.unlink(missing_ok=True)
+
+
+def _copy_tables(old: Path, catalog: Catalog) -> list[str]:
     try:
         source = sqlite3.connect(f"file:{old}?mode=ro", uri=True)
         try:

@@ -331,3 +331,44 @@ def test_other_targets_have_an_empty_compactor_ring(make_app: Callable[..., InPr
         assert "compactor" not in client.get("/services").text
         assert "The ring is empty." in client.get("/compactor/ring").text
         assert client.get("/loki/api/v1/delete").status_code == 404
+
+
+def test_catalog_rebuild_keeps_the_delete_requests(make_server: Callable[..., Any]) -> None:
+    import subprocess
+    import sys
+
+    srv = make_server(
+        {"compactor": {"retention_enabled": True, "delete_request_store": "filesystem"}}
+    )
+    t0 = time.time_ns() - HOUR
+    with srv.client("t") as client:
+        push(client, [({"app": "a"}, [(t0, "secret one"), (t0 + 1, "kept one")])])
+        client.post("/flush")
+        assert (
+            client.post(
+                "/loki/api/v1/delete",
+                params={"query": '{app="a"} |= "secret"', "start": str(t0 // SECOND - 1)},
+            ).status_code
+            == 204
+        )
+        listed = client.get("/loki/api/v1/delete").json()
+    srv.stop()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "svc",
+            "catalog",
+            "rebuild",
+            f"-config.file={srv.root / 'config.yaml'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "delete_requests" in done.stdout
+    srv.start()
+    with srv.client("t") as client:
+        assert client.get("/loki/api/v1/delete").json() == listed
+        assert _lines(client, '{app="a"}', t0 - SECOND, time.time_ns()) == ["kept one"]
