@@ -33,7 +33,9 @@ class FileLeases:
     """Readers per file, and the retired files waiting for their last reader."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        # Re-entrant: a garbage collection inside a locked section may finalize a lease,
+        # whose release takes the lock again in the same thread.
+        self._lock = threading.RLock()
         self._readers: Counter[str] = Counter()
         self._retired: dict[str, float] = {}
 
