@@ -12,10 +12,10 @@ metadata label lands in ``<key>_extracted``; the first parser to write a label w
 (line_format, label_format, unpack, strict logfmt); callers then use the map pipeline.
 
 ``tests/svc/query/test_columnar_differential.py`` holds it to the map pipeline entry by
-entry. Where they still differ: ``| json`` on a malformed line (the map pipeline keeps the
-fields before the syntax error, this one reads none), and a json or logfmt line holding
-both ``x`` and ``x_extracted`` where ``x`` clashes (the map pipeline keeps whichever comes
-first in the line, this one ``x``'s value).
+entry. One difference remains: a json or logfmt line holding both ``x`` and
+``x_extracted`` where ``x`` clashes with a stream or metadata label gives
+``x_extracted`` the value of whichever comes first in the line on the map pipeline, and
+``x``'s value here (regexp and pattern captures, whose order is fixed, agree).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from logql_to_sql.sql.frame import (
     ERROR_DETAILS,
     JSON_LOOKUP,
     JSON_OK,
+    JSON_PARTIAL,
     LINE,
     METADATA,
     PARSE_DETAILS,
@@ -53,6 +54,8 @@ from logql_to_sql.sql.parser_stages import (
     JSON_DETAILS,
     group_names,
     json_candidate_paths,
+    json_fields,
+    json_partial_value,
     json_path,
     logfmt_value,
     pattern_regex,
@@ -479,11 +482,9 @@ def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
                         p=path,
                     )
                 )
-            values[key] = (
-                candidates[0]
-                if len(candidates) == 1
-                else exp.Coalesce(this=candidates[0], expressions=candidates[1:])
-            )
+            # A malformed line keeps the fields read before the syntax error.
+            partial = json_partial_value(key)
+            values[key] = exp.Coalesce(this=candidates[0], expressions=[*candidates[1:], partial])
         error = sql(
             "CASE WHEN NOT :is_object THEN 'JSONParserErr' END", is_object=exp.column(JSON_OK)
         )
@@ -502,7 +503,13 @@ def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
                             "ELSE starts_with(ltrim(line, :ws), '{') END",
                             lookup=exp.column(JSON_LOOKUP),
                             ws=" \t\n\r",
-                        )
+                        ),
+                        # Only the few malformed lines reach the engine's JSON reader.
+                        JSON_PARTIAL: sql(
+                            "CASE WHEN :lookup IS NULL THEN :fields END",
+                            lookup=exp.column(JSON_LOOKUP),
+                            fields=json_fields(),
+                        ),
                     },
                 ],
                 values,
