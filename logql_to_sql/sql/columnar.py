@@ -508,7 +508,7 @@ def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
                         JSON_PARTIAL: sql(
                             "CASE WHEN :lookup IS NULL THEN :fields END",
                             lookup=exp.column(JSON_LOOKUP),
-                            fields=json_fields(),
+                            fields=json_fields(partial=True),
                         ),
                     },
                 ],

@@ -18,6 +18,7 @@ __all__ = [
     "DIALECT",
     "UDF_IP_MATCH",
     "UDF_JSON_FIELDS",
+    "UDF_JSON_PARTIAL",
     "UDF_TEMPLATE",
     "contains",
     "literal",
@@ -38,6 +39,12 @@ UDF_IP_MATCH = "logql_ip_match"
 UDF_JSON_FIELDS = "logql_json_fields"
 """Engine-provided function: line -> ``| json``'s flattened fields, LIST(STRUCT(key, value)),
 in line order with duplicates, names sanitised, number text kept (LOGQL.md 5.3)."""
+
+UDF_JSON_PARTIAL = "logql_json_partial"
+"""Engine-provided function: ``UDF_JSON_FIELDS`` declared free of side effects, so that a
+query calling it keeps DuckDB's optimisations (filters pushed below it, the top-N of a
+limited scan). For the fields of the few malformed lines a hinted ``| json`` reads, where
+computing them once per use costs nothing."""
 
 Value = exp.Expr | str | int | float | bool | None | list[str]
 

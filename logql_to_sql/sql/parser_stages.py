@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
-from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, sql
+from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, UDF_JSON_PARTIAL, sql
 from logql_to_sql.sql.frame import JSON_LOOKUP, JSON_PARTIAL, LINE
 from logql_to_sql.syntax import ast
 
@@ -100,10 +100,12 @@ def json_all() -> Parsed:
     )
 
 
-def json_fields() -> exp.Expr:
+def json_fields(*, partial: bool = False) -> exp.Expr:
     """The line's fields as ``| json`` reads them (``UDF_JSON_FIELDS``): flattened, in line
-    order, and for a malformed line those before the syntax error."""
-    return exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column(LINE)])
+    order, and for a malformed line those before the syntax error. ``partial``: called for
+    malformed lines only (``UDF_JSON_PARTIAL``)."""
+    udf = UDF_JSON_PARTIAL if partial else UDF_JSON_FIELDS
+    return exp.Anonymous(this=udf, expressions=[exp.column(LINE)])
 
 
 def json_partial_value(key: str) -> exp.Expr:
@@ -403,7 +405,9 @@ def json_hinted(keys: tuple[str, ...]) -> Hinted:
     # A malformed line fails the extraction (NULL: no second parse to validate it first);
     # its fields before the syntax error come from the engine's reader, for it alone.
     lookup = sql("TRY(json_extract(line, :p))", p=paths) if paths else sql("CAST([] AS JSON[])")
-    partial = sql("CASE WHEN NOT json_valid(line) THEN :fields END", fields=json_fields())
+    partial = sql(
+        "CASE WHEN NOT json_valid(line) THEN :fields END", fields=json_fields(partial=True)
+    )
     entries = (
         sql("list_filter(:items, x -> x.value IS NOT NULL)", items=exp.Array(expressions=items))
         if items

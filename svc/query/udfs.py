@@ -20,7 +20,7 @@ import pyarrow as pa
 from duckdb.func import FunctionNullHandling, PythonUDFType
 
 from gocompat.template import Template, TemplateError, parse_template
-from logql_to_sql import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_TEMPLATE
+from logql_to_sql import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_JSON_PARTIAL, UDF_TEMPLATE
 from svc.query.json_fields import json_fields_batch
 from svc.query.template_batch import render_batch
 
@@ -119,6 +119,14 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
         # Volatile to DuckDB: it then computes the fields once where the SQL does, instead
         # of inlining the call into each later use when it merges projections.
         side_effects=True,
+    )
+    connection.create_function(
+        UDF_JSON_PARTIAL,
+        json_fields_batch,
+        ["VARCHAR"],
+        "STRUCT(key VARCHAR, value VARCHAR)[]",
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
     )
     connection.create_function(
         UDF_TEMPLATE,
