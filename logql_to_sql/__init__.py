@@ -24,6 +24,7 @@ from logql_to_sql.sql.compiler import (
 )
 from logql_to_sql.sql.dialect import (
     DIALECT,
+    QUERY_VARIABLE,
     UDF_IP_MATCH,
     UDF_JSON_FIELDS,
     UDF_JSON_PARTIAL,
@@ -41,6 +42,7 @@ from logql_to_sql.syntax.validate import validate
 
 __all__ = [
     "DIALECT",
+    "QUERY_VARIABLE",
     "UDF_IP_MATCH",
     "UDF_JSON_FIELDS",
     "UDF_JSON_PARTIAL",

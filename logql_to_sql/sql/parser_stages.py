@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
-from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, UDF_JSON_PARTIAL, sql
+from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, UDF_JSON_PARTIAL, query_id, sql
 from logql_to_sql.sql.frame import JSON_LOOKUP, JSON_PARTIAL, LINE
 from logql_to_sql.syntax import ast
 
@@ -105,7 +105,7 @@ def json_fields(*, partial: bool = False) -> exp.Expr:
     order, and for a malformed line those before the syntax error. ``partial``: called for
     malformed lines only (``UDF_JSON_PARTIAL``)."""
     udf = UDF_JSON_PARTIAL if partial else UDF_JSON_FIELDS
-    return exp.Anonymous(this=udf, expressions=[exp.column(LINE)])
+    return exp.Anonymous(this=udf, expressions=[exp.column(LINE), query_id()])
 
 
 def json_partial_value(key: str) -> exp.Expr:

@@ -15,7 +15,14 @@ from typing import ClassVar
 from sqlglot import exp
 
 from logql_to_sql.errors import UnsupportedError
-from logql_to_sql.sql.dialect import UDF_IP_MATCH, UDF_TEMPLATE, contains, regex_search, sql
+from logql_to_sql.sql.dialect import (
+    UDF_IP_MATCH,
+    UDF_TEMPLATE,
+    contains,
+    query_id,
+    regex_search,
+    sql,
+)
 from logql_to_sql.sql.frame import (
     BASE_NAMES,
     ERROR,
@@ -151,6 +158,7 @@ def _render(template: str, kind: str, labels: exp.Expr) -> exp.Expr:
             labels,
             exp.column(LINE),
             exp.column(TS),
+            query_id(),
         ],
     )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from litestar import Request, Response, get, post
@@ -43,8 +42,8 @@ async def _streams(
     rt.require_ready()
     streams = []
     for tenant in tenants:
-        streams += await asyncio.to_thread(
-            matching_streams, rt.engine, tenant, parsed, window.start_ns, window.end_ns
+        streams += await rt.engine.call(
+            matching_streams, tenant, parsed, window.start_ns, window.end_ns
         )
     return rt, params, streams
 

@@ -2,9 +2,13 @@
 
 ``logql_ip_match(text, pattern)``: whether an IP address found in ``text`` lies in
 ``pattern`` (one address, a CIDR or an ``a-b`` range), as the ``ip()`` filters scan
-(LOGQL.md 5.2). ``logql_json_fields(line)``: ``| json``'s fields (``json_fields``).
-``logql_template(template, kind, labels, line, ts)``: a Go template's
+(LOGQL.md 5.2). ``logql_json_fields(line, query)``: ``| json``'s fields (``json_fields``).
+``logql_template(template, kind, labels, line, ts, query)``: a Go template's
 output or error, for ``line_format`` and ``label_format``.
+
+``query`` is the id of the running query (:mod:`svc.query.context`): the functions work in
+slices of :data:`_SLICE_ROWS` rows and check the query's deadline between them, and
+renders stay within its output budgets.
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ from functools import lru_cache
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 from duckdb.func import FunctionNullHandling, PythonUDFType
 
 from gocompat.template import Template, TemplateError, parse_template
+from gocompat.template.limits import OutputTooLarge, render_limits
 from logql_to_sql import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_JSON_PARTIAL, UDF_TEMPLATE
+from svc.query.context import QueryContext, line_too_large, lookup
 from svc.query.json_fields import json_fields_batch
 from svc.query.template_batch import render_batch
 
@@ -72,12 +79,17 @@ def _ip_match(texts: pa.ChunkedArray, patterns: pa.ChunkedArray) -> pa.Array:
     return pa.array(out, pa.bool_())
 
 
+_SLICE_ROWS = 128
+"""Rows a Python function handles between two checks of its query's deadline."""
+
+
 def _template(
     templates: pa.ChunkedArray,
     kinds: pa.ChunkedArray,
     labels: pa.ChunkedArray,
     lines: pa.ChunkedArray,
     timestamps: pa.ChunkedArray,
+    query_ids: pa.ChunkedArray,
 ) -> pa.Array:
     text = templates[0].as_py() if len(templates) else ""
     kind = kinds[0].as_py() if len(kinds) else "line"
@@ -88,10 +100,54 @@ def _template(
         return pa.StructArray.from_arrays(
             [pa.nulls(len(lines), pa.string()), errors], names=["text", "error"]
         )
-    rendered, errors = render_batch(
-        template, labels.combine_chunks(), lines.combine_chunks(), timestamps.combine_chunks()
-    )
+    context = lookup(query_ids[0].as_py() if len(query_ids) else None)
+    label_rows, line_rows = labels.combine_chunks(), lines.combine_chunks()
+    ts_rows = timestamps.combine_chunks()
+    parts = []
+    for start in range(0, len(line_rows), _SLICE_ROWS):
+        end = start + _SLICE_ROWS
+        parts.append(
+            _render_slice(
+                template, context, label_rows[start:end], line_rows[start:end], ts_rows[start:end]
+            )
+        )
+    if not parts:
+        return pa.StructArray.from_arrays(
+            [pa.array([], pa.string()), pa.array([], pa.string())], names=["text", "error"]
+        )
+    return pa.concat_arrays(parts)
+
+
+def _render_slice(
+    template: Template,
+    context: QueryContext | None,
+    labels: pa.MapArray,
+    lines: pa.StringArray,
+    timestamps: pa.Int64Array,
+) -> pa.StructArray:
+    """One slice of a template call, within its query's deadline and output budgets."""
+    if context is None:
+        rendered, errors = render_batch(template, labels, lines, timestamps)
+    else:
+        context.check()
+        try:
+            with render_limits(context.render_limits()):
+                rendered, errors = render_batch(template, labels, lines, timestamps)
+        except OutputTooLarge as exc:
+            raise context.fail(line_too_large(exc)) from None
+        context.add_output(pc.sum(pc.utf8_length(rendered)).as_py() or 0)
     return pa.StructArray.from_arrays([rendered, errors], names=["text", "error"])
+
+
+def _json_fields(lines: pa.ChunkedArray, query_ids: pa.ChunkedArray) -> pa.Array:
+    context = lookup(query_ids[0].as_py() if len(query_ids) else None)
+    rows = lines.combine_chunks()
+    parts = []
+    for start in range(0, len(rows), _SLICE_ROWS):
+        if context is not None:
+            context.check()
+        parts.append(json_fields_batch(rows[start : start + _SLICE_ROWS]))
+    return pa.concat_arrays(parts) if parts else json_fields_batch(rows)
 
 
 @lru_cache(maxsize=256)
@@ -111,8 +167,8 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
     )
     connection.create_function(
         UDF_JSON_FIELDS,
-        json_fields_batch,
-        ["VARCHAR"],
+        _json_fields,
+        ["VARCHAR", "VARCHAR"],
         "STRUCT(key VARCHAR, value VARCHAR)[]",
         type=PythonUDFType.ARROW,
         null_handling=FunctionNullHandling.SPECIAL,
@@ -122,8 +178,8 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
     )
     connection.create_function(
         UDF_JSON_PARTIAL,
-        json_fields_batch,
-        ["VARCHAR"],
+        _json_fields,
+        ["VARCHAR", "VARCHAR"],
         "STRUCT(key VARCHAR, value VARCHAR)[]",
         type=PythonUDFType.ARROW,
         null_handling=FunctionNullHandling.SPECIAL,
@@ -131,7 +187,7 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
     connection.create_function(
         UDF_TEMPLATE,
         _template,
-        ["VARCHAR", "VARCHAR", "MAP(VARCHAR, VARCHAR)", "VARCHAR", "BIGINT"],
+        ["VARCHAR", "VARCHAR", "MAP(VARCHAR, VARCHAR)", "VARCHAR", "BIGINT", "VARCHAR"],
         "STRUCT(text VARCHAR, error VARCHAR)",
         type=PythonUDFType.ARROW,
         null_handling=FunctionNullHandling.SPECIAL,
