@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from svc.compactor.writer import JobIdentity, WriterSettings, bucket_ns, write_compacted
 from svc.query.engine import QueryEngine
+from svc.query.udfs import register_udfs
 from svc.storage import faults
 from svc.storage.catalog import FileEntry
 from svc.storage.lake import FILE_METADATA_KEY, decode_file_metadata
@@ -89,6 +90,7 @@ class Rewriter:
                 "preserve_insertion_order": False,
             }
         )
+        register_udfs(self._db)  # delete requests with parsers call the engine's functions
 
     def close(self) -> None:
         """Release the connection."""
