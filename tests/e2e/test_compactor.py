@@ -4,10 +4,11 @@ directory, retention with overlapping stream rules, and compaction that changes 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,17 @@ def _stored_text(root: Path) -> dict[Path, str]:
         else:
             found[path] = path.read_bytes().decode("latin-1")
     return found
+
+
+class _Records(logging.Handler):
+    """Messages logged by the in-process server (its root handler is its own)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
 
 
 def _lines(client: httpx.Client, query: str, start: int, end: int) -> list[str]:
@@ -169,7 +181,23 @@ RULES = [
 ]
 
 
-def test_retention_with_overlapping_stream_rules(make_app: Callable[..., InProcessApp]) -> None:
+@pytest.fixture
+def retention_log() -> Iterator[_Records]:
+    """The retention pass's log messages (the in-process server leaves logging as pytest
+    set it, so the logger is opened to INFO here)."""
+    records = _Records()
+    logger = logging.getLogger("svc.compactor.retention_pass")
+    level = logger.level
+    logger.addHandler(records)
+    logger.setLevel(logging.INFO)
+    yield records
+    logger.removeHandler(records)
+    logger.setLevel(level)
+
+
+def test_retention_with_overlapping_stream_rules(
+    make_app: Callable[..., InProcessApp], retention_log: _Records
+) -> None:
     app = make_app(
         {
             "compactor": {**FAST, "compaction_interval": "1h", "apply_retention_interval": "1h"},
@@ -215,6 +243,11 @@ def test_retention_with_overlapping_stream_rules(make_app: Callable[..., InProce
     with app.client("v") as client:
         assert _lines(client, '{app=~".+"}', now - 200 * HOUR, now) == ["v dev new"]
     assert re.search(r'svc_compactor_retention_removed_entries_total\{user="t"\} 4.0', metrics)
+    # Every pass logs its totals, also the ones that find nothing more to remove.
+    _wait(lambda: "entries_removed=0 " in "\n".join(retention_log.messages))
+    totals = [m for m in retention_log.messages if m.startswith("retention pass done:")]
+    removed = [int(re.findall(r"entries_removed=(\d+)", m)[0]) for m in totals]
+    assert sum(removed) == 5  # 4 entries of tenant t, 1 of tenant v
     files = re.search(r'svc_compactor_retention_removed_files_total\{user="t"\} (\S+)', metrics)
     assert files is not None and float(files.group(1)) >= 3  # flushes cut files per day
 
