@@ -14,13 +14,11 @@ import logging
 import time
 from collections import defaultdict
 from datetime import UTC, datetime
-from pathlib import PurePath
 
 from svc.compactor.context import CompactorContext
 from svc.compactor.rewrite import RewriteJob
-from svc.compactor.writer import COMPACTED_PREFIX
 from svc.storage.catalog import FileEntry
-from svc.storage.lake import DAY_NS
+from svc.storage.lake import DAY_NS, time_bucketed
 
 __all__ = ["compact", "compaction_jobs"]
 
@@ -39,7 +37,7 @@ def compaction_jobs(
             partitions[(entry.tenant, entry.day)].append(entry)
     jobs = []
     for (tenant, day), small in sorted(partitions.items(), key=lambda item: item[0][1]):
-        flushed = [f for f in small if not PurePath(f.path).name.startswith(COMPACTED_PREFIX)]
+        flushed = [f for f in small if not time_bucketed(f.path)]
         if _day_start_ns(day) + DAY_NS + _SETTLE_NS < now_ns:
             chosen = small
             due = len(small) >= 2 or bool(flushed)

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from schemas.log_rows import LABEL_MAP, LOG_ROW_SCHEMA
 from svc.storage.catalog import FileEntry, FileStreamRow
 from svc.storage.lake import (
+    COMPACTED_PREFIX,
     FILE_METADATA_KEY,
     FileMetadata,
     day_directory,
@@ -35,10 +36,7 @@ from svc.storage.lake import (
     publish_file,
 )
 
-__all__ = ["COMPACTED_PREFIX", "JobIdentity", "WriterSettings", "bucket_ns", "write_compacted"]
-
-COMPACTED_PREFIX = "compacted-"
-"""Names of compacted files start with it (flushed ones are bare hex UUIDs)."""
+__all__ = ["JobIdentity", "WriterSettings", "bucket_ns", "write_compacted"]
 
 LabelsOf = Callable[[int], list[tuple[str, str]]]
 

@@ -34,6 +34,7 @@ from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import BadRequestError, GatewayTimeoutError
 from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
 from svc.query.deletes import visible_rows_sql
+from svc.query.scan_pieces import WINDOW_ROWS, next_group, pieces
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
 from svc.storage.catalog import FileEntry
@@ -114,6 +115,7 @@ class QueryEngine:
         *,
         timeout_seconds: float,
         scan_group_rows: int = 4_000_000,
+        window_rows: int = WINDOW_ROWS,
         threads: int = 2,
         memory_limit: int | None = None,
         spill_dir: Path | None = None,
@@ -123,6 +125,7 @@ class QueryEngine:
     ) -> None:
         self.store = store
         self.scan_group_rows = scan_group_rows
+        self.window_rows = window_rows
         self.timeout_seconds = timeout_seconds
         self.template_line_chars = template_line_chars
         self.template_query_chars = template_query_chars
@@ -173,8 +176,8 @@ class QueryEngine:
         """Rows of a log query, with its view and what it scanned.
 
         With a limit, files are read newest first (oldest first going forward) in small
-        groups; once ``limit`` rows are found, files that cannot hold a row beyond the
-        current cut-off are never opened.
+        groups, compacted files in time windows (``scan_pieces``); once ``limit`` rows are
+        found, pieces that cannot hold a row beyond the current cut-off are never read.
         """
         view = self.view((tenants,) if isinstance(tenants, str) else tenants, start_ns, end_ns)
         stats = ScanStats()
@@ -183,25 +186,24 @@ class QueryEngine:
             table = self._limited_rows(plan, self.execute(text or plan.select, view, stats), stats)
             stats.returned = table.num_rows
             return table, view, stats
-        files = sorted(
-            view.files,
-            key=(lambda f: -f.max_ts) if plan.backward else (lambda f: f.min_ts),
-        )
+        remaining = pieces(view.files, plan.backward, self.window_rows)
         found: pa.Table | None = None
         heads = view.head_tables
         while True:
-            group, files = _next_group(files, self.scan_group_rows)
-            part = dataclasses.replace(view, files=group, head_tables=heads)
-            _add_scan(stats, group, heads)
+            group, remaining = next_group(remaining, self.scan_group_rows)
+            files = [piece.entry for piece in group]
+            window = group[0].window if group else None  # no files: the head alone
+            part = dataclasses.replace(view, files=files, head_tables=heads, window=window)
+            _add_scan(stats, [piece.entry for piece in group if piece.first], heads)
             rows = self._limited_rows(plan, self.execute(text or plan.select, part, stats), stats)
             found = rows if found is None else _top(found, rows, plan.limit, plan.backward)
             heads = []
             if found.num_rows >= plan.limit:
                 cut = found["ts"][found.num_rows - 1].as_py()
-                files = [
-                    f for f in files if (f.max_ts >= cut if plan.backward else f.min_ts <= cut)
+                remaining = [
+                    p for p in remaining if (p.max_ts >= cut if plan.backward else p.min_ts <= cut)
                 ]
-            if not files:
+            if not remaining:
                 break
         stats.returned = found.num_rows
         return found, view, stats
@@ -363,7 +365,10 @@ class QueryEngine:
         parts = []
         if view.files:
             files = ", ".join(_sql_string(path) for path in view.paths)
-            parts.append(f"SELECT {columns} FROM read_parquet([{files}])")
+            window = ""
+            if view.window is not None:  # row-group statistics skip the rest of the file
+                window = f" WHERE ts BETWEEN {int(view.window[0])} AND {int(view.window[1])}"
+            parts.append(f"SELECT {columns} FROM read_parquet([{files}]){window}")
         for table in view.head_tables:
             parts.append(f"SELECT {columns} FROM {self._register(cursor, table)}")
         if not parts and not mask:
@@ -397,16 +402,6 @@ def _without_store_files(view: StoreView, paths: set[str]) -> StoreView:
 def _sql_string(text: str) -> str:
     """``text`` as a SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
-
-
-def _next_group(files: list[FileEntry], group_rows: int) -> tuple[list[FileEntry], list[FileEntry]]:
-    """The next files to scan together: at least one, about ``group_rows`` rows."""
-    rows = 0
-    for index, entry in enumerate(files):
-        rows += entry.rows
-        if rows >= group_rows:
-            return files[: index + 1], files[index + 1 :]
-    return files, []
 
 
 def _top(found: pa.Table, more: pa.Table, limit: int, backward: bool) -> pa.Table:

@@ -31,6 +31,7 @@ from svc.storage.files import fsync_directory
 from svc.tenancy import tenant_directory_name
 
 __all__ = [
+    "COMPACTED_PREFIX",
     "DAY_NS",
     "FILE_METADATA_KEY",
     "FileMetadata",
@@ -43,11 +44,14 @@ __all__ = [
     "encode_file_metadata",
     "publish_file",
     "stream_summaries",
+    "time_bucketed",
     "write_day_file",
 ]
 
 DAY_NS = 86_400 * 1_000_000_000
 FILE_METADATA_KEY = b"svc.file"
+COMPACTED_PREFIX = "compacted-"
+"""Names of the compactor's files start with it (flushed ones are bare hex UUIDs)."""
 
 LabelsOf = Callable[[int], list[tuple[str, str]]]
 
@@ -260,3 +264,10 @@ def _write_sorted(
                 row_group_size=row_group_rows,
             )
         w.add_key_value_metadata({FILE_METADATA_KEY: metadata})
+
+
+def time_bucketed(path: str) -> bool:
+    """Whether the file at ``path`` is in the compacted layout: rows sorted by time bucket
+    first, so each row group covers a short time range and a time predicate skips the
+    others (a flushed file's row groups each span the whole file)."""
+    return Path(path).name.startswith(COMPACTED_PREFIX)

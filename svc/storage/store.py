@@ -120,6 +120,9 @@ class StoreView:
     deletes: tuple[DeleteFilter, ...] = ()
     lease: Lease | None = None
     """Keeps the files on disk while the view (or one derived from it) is alive."""
+    window: tuple[int, int] | None = None
+    """Only the files' entries with ``ts`` in these inclusive bounds (a limited query
+    reading a compacted file piece by piece); the in-memory tables are not narrowed."""
 
     @property
     def paths(self) -> list[str]:

@@ -11,14 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from schemas.log_rows import HEAD_SCHEMA
-from svc.compactor.writer import (
-    COMPACTED_PREFIX,
-    JobIdentity,
-    WriterSettings,
-    bucket_ns,
-    write_compacted,
-)
-from svc.storage.lake import FILE_METADATA_KEY, decode_file_metadata
+from svc.compactor.writer import JobIdentity, WriterSettings, bucket_ns, write_compacted
+from svc.storage.lake import FILE_METADATA_KEY, decode_file_metadata, time_bucketed
 
 HOUR = 3_600 * 10**9
 BASE = 1_700_000_000 * 10**9 // HOUR * HOUR
@@ -63,7 +57,7 @@ def test_row_groups_stay_within_a_bucket_and_files_cut_at_the_target(tmp_path: P
     rows = _rows(hours=6, per_hour=2000, streams=5)
     paths = _write(tmp_path, rows, WriterSettings(level=3, row_group_rows=1000, target_bytes=2_000))
     assert len(paths) > 1
-    assert all(p.name.startswith(COMPACTED_PREFIX) for p in paths)
+    assert all(time_bucketed(str(p)) for p in paths)
     read = pa.concat_tables([pq.read_table(p) for p in paths])
     assert read.num_rows == rows.num_rows
     columns = ["ts", "stream_id", "line"]
