@@ -18,6 +18,7 @@ write CPU of the sorted corpus rows), the table behind the compacted layout.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import statistics
@@ -107,7 +108,9 @@ def compare_queries(flushed: Store, compacted: Store, end: int, repeat: int) -> 
         for name, logql, _ in log_cases(end):
             limit = 1000 if "1000" in name else 100
             request = LogQueryRequest(parse(logql), start, end, limit, Direction.BACKWARD)  # type: ignore[arg-type]
-            runs = [lambda e=e, r=request: run_log_query(e, TENANT, r) for e in engines]
+            runs: list[Callable[[], Any]] = [
+                functools.partial(run_log_query, e, TENANT, request) for e in engines
+            ]
             _same(runs)
             report[prefix + name] = _median_ratio(runs[0], runs[1], repeat)
             print(prefix + name, report[prefix + name], flush=True)
@@ -116,13 +119,14 @@ def compare_queries(flushed: Store, compacted: Store, end: int, repeat: int) -> 
         for name, logql, _ in metric_cases(grid):
             expr = parse(logql)
             runs = [
-                lambda e=e, x=expr, g=grid: run_metric_query(
+                functools.partial(
+                    run_metric_query,
                     e,
                     TENANT,
-                    x,
-                    g,
+                    expr,  # type: ignore[arg-type]
+                    grid,
                     max_series=10**6,
-                    instant=False,  # type: ignore[arg-type]
+                    instant=False,
                 )
                 for e in engines
             ]
