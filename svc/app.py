@@ -11,6 +11,7 @@ from types import FrameType
 from typing import Any, cast
 
 from litestar import Litestar, Request, Response
+from litestar.config.compression import CompressionConfig
 from litestar.exceptions import HTTPException
 from litestar.types import Middleware
 
@@ -21,6 +22,7 @@ from svc.api.detected_fields import (
     detected_fields,
     detected_fields_post,
 )
+from svc.api.detected_labels import detected_labels_get, detected_labels_post
 from svc.api.index import (
     index_stats_get,
     index_stats_post,
@@ -80,9 +82,16 @@ ROUTES = [
     detected_fields_post,
     detected_field_values,
     detected_field_values_post,
+    detected_labels_get,
+    detected_labels_post,
     openapi_json,
 ]
 
+
+COMPRESSION = CompressionConfig(backend="gzip", minimum_size=1400, gzip_compress_level=6)
+"""Answers are gzipped for clients that accept it, as the reference's query frontend does
+(``frontend.compress_responses``, on by default): from its 1400-byte threshold up, at
+Go's default level."""
 
 COMMON_ROUTES = [ready, buildinfo, format_query_get, format_query_post]
 """What every target serves besides its own routes (SPEC 4.1)."""
@@ -177,6 +186,7 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
         on_startup=[start],
         on_shutdown=[stop],
         request_max_body_size=None,
+        compression_config=COMPRESSION,
         openapi_config=None,
         logging_config=None,
     )

@@ -19,6 +19,7 @@ from gocompat.fmt import go_format_v
 from svc.config_fields import MIB, setting
 from svc.config_schema import active_period, schema_config_errors
 from svc.errors import ServiceError
+from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
 from svc.query.memory import parse_memory_limit
 from svc.ruler.config import RulerConfig, ruler_config_errors
 from svc.tenancy import validate_tenant_id
@@ -171,6 +172,11 @@ class LimitsConfig:
     ruler_max_rules_per_rule_group: int = setting(0, "Most rules in one rule group (0: no limit).")
     ruler_max_rule_groups_per_tenant: int = setting(0, "Most rule groups per tenant (0: no limit).")
     ruler_remote_write_disabled: bool = setting(False, "Discard the tenant's recorded samples.")
+    discover_service_name: list[str] = setting(  # noqa: RUF009
+        list(DEFAULT_DISCOVER_SERVICE_NAME),
+        "Labels whose value a stream without service_name gets as one, in order (else"
+        " unknown_service); empty: no discovery.",
+    )
     discover_log_levels: bool = setting(
         True, "Find each entry's level (detected_level) from metadata, labels or its line."
     )

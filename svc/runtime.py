@@ -55,6 +55,10 @@ def push_limits(config: Config) -> PushLimits:
         allow_structured_metadata=limits.allow_structured_metadata,
         max_structured_metadata_size=limits.max_structured_metadata_size,
         max_structured_metadata_entries_count=limits.max_structured_metadata_entries_count,
+        discover_service_name=tuple(limits.discover_service_name),
+        discover_log_levels=limits.discover_log_levels,
+        log_level_fields=tuple(limits.log_level_fields),
+        log_level_from_json_max_depth=limits.log_level_from_json_max_depth,
     )
 
 

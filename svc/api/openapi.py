@@ -230,6 +230,13 @@ OPERATIONS: Final = (
         body=FORM_BODY,
     ),
     Operation(
+        f"{_API}/detected_labels",
+        "GET POST",
+        "Stream labels with their cardinality.",
+        (SELECTOR, *_RANGE),
+        body=FORM_BODY,
+    ),
+    Operation(
         f"{_API}/detected_field/{{name}}/values",
         "GET POST",
         "Values of a detected field.",

@@ -17,6 +17,7 @@ from logql_to_sql import LogQLError, parse_labels
 from schemas import push_pb2
 from svc.errors import BadRequestError
 from svc.ingest.body import check_body_size, decode_content_encoding, media_type, snappy_decode
+from svc.ingest.discovery import add_levels, service_name_key, with_service_name
 from svc.ingest.labels import label_key, sanitize_label_name
 from svc.ingest.model import PushLimits
 from svc.ingest.validate import validate_entries, validate_labels
@@ -93,9 +94,15 @@ def _finish(
     now_ns: int,
 ) -> PushStream:
     timestamps, lines, metadata = columns
+    # A stream without labels is refused (LIMITS.md) rather than named unknown_service.
+    if labels:
+        discovered = with_service_name(labels, limits.discover_service_name)
+        if discovered is not labels:
+            labels = discovered
+            raw, key = service_name_key(raw, key, labels)
     validate_labels(labels, raw, limits)
     validate_entries(key, timestamps, lines, metadata, limits, now_ns)
-    return PushStream(labels, key, timestamps, lines, metadata)
+    return add_levels(PushStream(labels, key, timestamps, lines, metadata), limits)
 
 
 # --- JSON --------------------------------------------------------------------------

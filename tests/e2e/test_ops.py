@@ -123,7 +123,11 @@ def test_config_modes(server: Server) -> None:
     assert yaml.safe_load(diffs.text) == {
         "server": {"http_listen_address": "127.0.0.1", "http_listen_port": server.port},
         "common": {"path_prefix": str(server.data_dir)},
-        "limits_config": {"reject_old_samples": False},
+        "limits_config": {
+            "reject_old_samples": False,
+            "discover_service_name": [],
+            "discover_log_levels": False,
+        },
     }
     defaults = yaml.safe_load(httpx.get(server.url + "/config?mode=defaults").text)
     assert defaults["server"]["http_listen_port"] == 3100
