@@ -23,6 +23,7 @@ from svc.api.detected_fields import (
     detected_fields_post,
 )
 from svc.api.detected_labels import detected_labels_get, detected_labels_post
+from svc.api.home import home
 from svc.api.index import (
     index_stats_get,
     index_stats_post,
@@ -40,6 +41,7 @@ from svc.api.patterns import patterns
 from svc.api.prom_rules import PROM_RULES_ROUTES
 from svc.api.push import push
 from svc.api.query import query, query_post, query_range, query_range_post
+from svc.api.request_log import request_log
 from svc.api.responses import text_response
 from svc.api.rules import RULES_ROUTES
 from svc.api.status import buildinfo, format_query_get, format_query_post, ready
@@ -53,6 +55,7 @@ __all__ = ["create_app"]
 log = logging.getLogger(__name__)
 
 ROUTES = [
+    home,
     push,
     otlp_logs,
     query_range,
@@ -93,7 +96,7 @@ COMPRESSION = CompressionConfig(backend="gzip", minimum_size=1400, gzip_compress
 (``frontend.compress_responses``, on by default): from its 1400-byte threshold up, at
 Go's default level."""
 
-COMMON_ROUTES = [ready, buildinfo, format_query_get, format_query_post]
+COMMON_ROUTES = [home, ready, buildinfo, format_query_get, format_query_post]
 """What every target serves besides its own routes (SPEC 4.1)."""
 
 
@@ -175,7 +178,12 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
 
     app = Litestar(
         route_handlers=_routes(config, rt),
-        middleware=[cast(Middleware, rt.metrics.middleware)],
+        middleware=[
+            cast(Middleware, rt.metrics.middleware),
+            cast(
+                Middleware, request_log(None if config.auth_enabled else rt.resolver.no_auth_tenant)
+            ),
+        ],
         exception_handlers={
             ServiceError: _service_error,
             LogQLError: _logql_error,

@@ -20,6 +20,7 @@ from svc.config_fields import MIB, setting
 from svc.config_schema import active_period, schema_config_errors
 from svc.errors import ServiceError
 from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
+from svc.logging_setup import LOG_FORMATS
 from svc.query.memory import parse_memory_limit
 from svc.ruler.config import RulerConfig, ruler_config_errors
 from svc.tenancy import validate_tenant_id
@@ -72,6 +73,7 @@ class ServerConfig:
     http_listen_port: int = setting(3100, "Port the HTTP server listens on.")
     grpc_listen_port: int = setting(9095, "gRPC port (reserved for the distributed modes).")
     log_level: str = setting("info", "Log level: debug, info, warn or error.")
+    log_format: str = setting("logfmt", "Log line format: logfmt or json.")
     grpc_server_max_send_msg_size: int = setting(4 * MIB, "Largest response a querier sends.")
 
 
@@ -440,6 +442,8 @@ def validate_config(config: Config) -> list[str]:
         errors.append(f"unrecognized target: {config.target}")
     if config.server.log_level not in _LOG_LEVELS:
         errors.append(f"unrecognized log level: {config.server.log_level}")
+    if config.server.log_format not in LOG_FORMATS:
+        errors.append(f"unrecognized log format: {config.server.log_format}")
     if not 0 < config.server.http_listen_port < 65536:
         errors.append(f"invalid http_listen_port: {config.server.http_listen_port}")
     if not config.common.path_prefix:

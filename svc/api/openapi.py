@@ -64,6 +64,7 @@ LINE_LIMIT = _param("line_limit", "Lines scanned.", type="integer")
 FLUSH_TENANT = _param("tenant", "Tenant to flush.", type="string")
 
 _TEXT: Final = {"text/plain": {"schema": {"type": "string"}}}
+_HTML: Final = {"text/html": {"schema": {"type": "string"}}}
 _JSON: Final = {"application/json": {"schema": {"type": "object"}}}
 _ERRORS: Final = {
     "400": {"description": "Bad request (message in the body).", "content": _TEXT},
@@ -275,6 +276,7 @@ OPERATIONS: Final = (
     Operation("/api/prom/label", "GET", "Deprecated label names.", _RANGE),
     Operation("/api/prom/label/{name}/values", "GET", "Deprecated label values.", _RANGE),
     Operation("/api/prom/series", "GET", "Deprecated series.", (MATCH, *_RANGE)),
+    Operation("/", "GET", "Home page: version and links.", ok_type=_HTML),
     Operation("/ready", "GET", "Readiness.", ok_type=_TEXT),
     Operation("/metrics", "GET", "Prometheus metrics.", ok_type=_TEXT),
     Operation("/services", "GET", "Internal services and states.", ok_type=_TEXT),

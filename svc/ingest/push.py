@@ -30,6 +30,12 @@ if TYPE_CHECKING:
 __all__ = ["PushLimits", "PushStream", "check_body_size", "decode_push"]
 
 _ENCODINGS = frozenset({"gzip", "deflate", "snappy"})
+_PROTOBUF_TYPES = frozenset({"application/x-protobuf", "application/protobuf"})
+_CONTENT_TYPE_HINT = (
+    " (a push body is read as snappy-compressed protobuf unless its Content-Type is"
+    " application/json: send JSON with Content-Type: application/json, protobuf with"
+    " Content-Type: application/x-protobuf)"
+)
 _NS = 1_000_000_000
 _get_ts = attrgetter("ts")
 _get_line = attrgetter("line")
@@ -98,7 +104,13 @@ def decode_push(
         if legacy:
             return _decode_legacy_json(data, limits, now_ns)
         return _decode_json(data, limits, now_ns)
-    return _decode_protobuf(snappy_decode(data, limits), limits, now_ns)
+    try:
+        decompressed = snappy_decode(data, limits)
+    except BadRequestError as exc:
+        if media_type(content_type) in _PROTOBUF_TYPES:
+            raise
+        raise BadRequestError(exc.message + _CONTENT_TYPE_HINT) from exc
+    return _decode_protobuf(decompressed, limits, now_ns)
 
 
 def metadata_pairs(items: Iterable[tuple[str, str]]) -> Pairs:

@@ -68,6 +68,8 @@ class Server:
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment variables of the process (``SVC_FAULT_INJECTION`` in tests)."""
     port: int = field(default_factory=free_port)
+    args: tuple[str, ...] = ()
+    """Command-line flags after ``-config.file``."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -92,7 +94,7 @@ class Server:
         config_path.write_text(yaml.safe_dump(self.config()))
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "svc", f"-config.file={config_path}"],
+            [sys.executable, "-m", "svc", f"-config.file={config_path}", *self.args],
             stdout=log,
             stderr=log,
             cwd=self.root,

@@ -366,8 +366,14 @@ def test_malformed_export_is_400_and_writes_nothing(
 ) -> None:
     response = _post(app, tenant, body, **headers)
     assert response.status_code == 400
-    assert response.headers["content-type"] == "application/octet-stream"
-    assert message in _status_message(response)
+    if headers is _JSON:
+        # The OTLP specification's JSON Status for JSON requests (the reference: protobuf).
+        assert response.headers["content-type"] == "application/json"
+        assert list(response.json()) == ["message"]
+        assert message in response.json()["message"]
+    else:
+        assert response.headers["content-type"] == "application/octet-stream"
+        assert message in _status_message(response)
     _assert_nothing_stored(app, tenant)
 
 

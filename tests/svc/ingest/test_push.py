@@ -301,3 +301,26 @@ def test_legacy_json_rejections(stream: dict[str, object], message: str) -> None
     with pytest.raises(BadRequestError) as caught:
         _legacy([stream])
     assert str(caught.value).startswith(message)
+
+
+def test_json_without_content_type_names_the_expected_types() -> None:
+    with pytest.raises(BadRequestError) as caught:
+        push(json_body([({"job": "api"}, [(T0, "x")])]), content_type=None)
+    assert str(caught.value) == (
+        "snappy: corrupt input (a push body is read as snappy-compressed protobuf unless its"
+        " Content-Type is application/json: send JSON with Content-Type: application/json,"
+        " protobuf with Content-Type: application/x-protobuf)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("ts", "unit"),
+    [(1_700_000_000, "seconds"), (1_700_000_000_000, "milliseconds"),
+     (1_700_000_000_000_000, "microseconds")],
+)  # fmt: skip
+def test_timestamps_in_a_smaller_unit_are_named(ts: int, unit: str) -> None:
+    with pytest.raises(BadRequestError) as caught:
+        push(json_body([({"job": "api"}, [(ts, "x")])]))
+    assert str(caught.value).endswith(
+        f" (timestamps are Unix nanoseconds; this one looks like {unit})"
+    )
