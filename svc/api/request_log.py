@@ -25,6 +25,7 @@ log = logging.getLogger("svc.request")
 _QUIET = frozenset({"/ready", "/metrics"})
 _ORG_HEADER = ORG_ID_HEADER.lower().encode()
 _REASON_BYTES = 256
+_FORM_BYTES = 64 * 1024
 # The answer itself stays the reference's bare "no org id"; the log says what to do.
 _NO_TENANT_HINT = (
     "send the tenant in the X-Scope-OrgID header, or serve one tenant without it"
@@ -39,10 +40,18 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def _query(scope: Scope) -> str | None:
-    values = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
-    found = values.get("query")
-    return found[0] if found else None
+def _query(scope: Scope, form: bytearray | None) -> str | None:
+    """``query`` from the query string, else from a urlencoded form body."""
+    for text in (bytes(scope.get("query_string", b"")), form or b""):
+        found = parse_qs(text.decode("utf-8", "replace")).get("query")
+        if found:
+            return found[0]
+    return None
+
+
+def _is_form(scope: Scope) -> bool:
+    content_type = _header(scope, b"content-type") or ""
+    return content_type.startswith("application/x-www-form-urlencoded")
 
 
 def request_log(default_tenant: str | None) -> Any:
@@ -54,6 +63,14 @@ def request_log(default_tenant: str | None) -> Any:
                 await app(scope, receive, send)
                 return
             status, size, reason, encoded = 500, 0, bytearray(), False
+            # Grafana and logcli may POST queries as forms: keep the start of the body.
+            form = bytearray() if _is_form(scope) else None
+
+            async def listen() -> MutableMapping[str, Any]:
+                message = await receive()
+                if form is not None and len(form) < _FORM_BYTES:
+                    form.extend(message.get("body", b"")[: _FORM_BYTES - len(form)])
+                return message
 
             async def capture(message: MutableMapping[str, Any]) -> None:
                 nonlocal status, size, encoded
@@ -69,9 +86,10 @@ def request_log(default_tenant: str | None) -> Any:
 
             started = time.perf_counter_ns()
             try:
-                await app(scope, receive, capture)
+                await app(scope, listen if form is not None else receive, capture)
             finally:
-                _log(scope, status, time.perf_counter_ns() - started, size, reason, default_tenant)
+                elapsed = time.perf_counter_ns() - started
+                _log(scope, status, elapsed, (size, reason, form), default_tenant)
 
         return logged
 
@@ -79,8 +97,13 @@ def request_log(default_tenant: str | None) -> Any:
 
 
 def _log(
-    scope: Scope, status: int, elapsed_ns: int, size: int, reason: bytearray, tenant: str | None
+    scope: Scope,
+    status: int,
+    elapsed_ns: int,
+    body: tuple[int, bytearray, bytearray | None],
+    tenant: str | None,
 ) -> None:
+    size, reason, form = body
     path = str(scope["path"])
     level = logging.DEBUG if path in _QUIET and status < 400 else logging.INFO
     if not log.isEnabledFor(level):
@@ -93,7 +116,7 @@ def _log(
         "duration": format_go_duration(elapsed_ns),
         "bytes": size,
     }
-    query = _query(scope)
+    query = _query(scope, form)
     if query is not None:
         fields["query"] = query
     if status >= 400:

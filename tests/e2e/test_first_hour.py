@@ -84,7 +84,7 @@ def test_request_log_logfmt(tmp_path: Path) -> None:
     try:
         with srv.client("team-a") as client:
             client.get("/loki/api/v1/query_range", params={"query": '{app="x"}', **WINDOW})
-            client.get("/loki/api/v1/query_range", params={"query": "{app=", **WINDOW})
+            client.post("/loki/api/v1/query_range", data={"query": "{app=", **WINDOW})
         httpx.get(srv.url + "/loki/api/v1/labels")
         httpx.get(srv.url + "/ready")
     finally:
@@ -94,6 +94,7 @@ def test_request_log_logfmt(tmp_path: Path) -> None:
     assert ok.startswith("level=info ts=")
     assert " method=GET path=/loki/api/v1/query_range org_id=team-a status=200 duration=" in ok
     assert ' query="{app=\\"x\\"}"' in ok and " bytes=" in ok and " err=" not in ok
+    assert " method=POST " in bad and ' query="{app="' in bad
     assert " status=400 " in bad and ' err="parse error at line 1, col 6: ' in bad
     assert ' org_id="" status=401 ' in anonymous and ' err="no org id"' in anonymous
     assert ' hint="send the tenant in the X-Scope-OrgID header' in anonymous
