@@ -78,7 +78,12 @@ def add_levels(stream: PushStream, limits: PushLimits) -> PushStream:
             pair: Labels = ((LEVEL_LABEL, labels_level),)
             metadata = [pair] * len(stream.lines)
         else:
-            metadata = [((LEVEL_LABEL, detector.from_line(line)),) for line in stream.lines]
+            # One metadata tuple per level, shared by the entries that have it.
+            shared: dict[str, Labels] = {}
+            metadata = [
+                shared.get(level) or shared.setdefault(level, ((LEVEL_LABEL, level),))
+                for level in map(detector.from_line, stream.lines)
+            ]
     else:
         metadata = [
             _entry_metadata(detector, pairs, line, labels_level)
