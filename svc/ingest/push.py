@@ -71,8 +71,8 @@ class _LegacyEntry(msgspec.Struct, frozen=True):
 
 
 class _LegacyStream(msgspec.Struct, frozen=True):
-    labels: str = ""
-    entries: list[_LegacyEntry] = []
+    labels: str | None = None
+    entries: list[_LegacyEntry] | None = None
 
 
 class _LegacyPush(msgspec.Struct, frozen=True):
@@ -95,9 +95,9 @@ def decode_push(
 
     ``application/json`` bodies are JSON (with ``legacy``, the v0 format of
     ``/api/prom/push``: ``{"streams": [{"labels": "{...}", "entries": [{"ts": "<RFC 3339>",
-    "line": "..."}]}]}``); anything else is a snappy-compressed ``logproto.PushRequest``.
-    ``Content-Encoding`` gzip or deflate is undone first. Nothing is returned unless the
-    whole request is valid.
+    "line": "..."}]}]}``, or a v1 body, told apart by its keys); anything else is a
+    snappy-compressed ``logproto.PushRequest``. ``Content-Encoding`` gzip or deflate is
+    undone first. Nothing is returned unless the whole request is valid.
     """
     data = decode_content_encoding(body, content_encoding, limits, allowed=_ENCODINGS)
     if media_type(content_type) == "application/json":
@@ -208,11 +208,15 @@ def _legacy_timestamp(text: str, index: int, position: int) -> int:
 
 def _decode_legacy_json(data: bytes, limits: PushLimits, now_ns: int) -> list[PushStream]:
     request: _LegacyPush = _decode_json_document(data, _LEGACY_DECODER)
+    if request.streams and all(s.labels is None and s.entries is None for s in request.streams):
+        # Not the legacy shape at all: a v1 body sent to the old path is read as v1.
+        return _decode_json(data, limits, now_ns)
     cache = _LabelCache()
     out: list[PushStream] = []
     for index, stream in enumerate(request.streams):
-        labels, key = cache.get(stream.labels)
-        entries = stream.entries
+        text = stream.labels or ""
+        labels, key = cache.get(text)
+        entries = stream.entries or []
         timestamps = [_legacy_timestamp(e.ts, index, i) for i, e in enumerate(entries)]
         metadata = None
         if any(map(_get_metadata, entries)):
@@ -220,7 +224,7 @@ def _decode_legacy_json(data: bytes, limits: PushLimits, now_ns: int) -> list[Pu
                 [metadata_pairs(sorted((e.metadata or {}).items())) for e in entries]
             )
         columns = (timestamps, [e.line for e in entries], metadata)
-        out.append(_finish(labels, stream.labels, key, columns, limits, now_ns))
+        out.append(_finish(labels, text, key, columns, limits, now_ns))
     return [stream for stream in out if stream.timestamps]
 
 

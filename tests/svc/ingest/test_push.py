@@ -324,3 +324,10 @@ def test_timestamps_in_a_smaller_unit_are_named(ts: int, unit: str) -> None:
     assert str(caught.value).endswith(
         f" (timestamps are Unix nanoseconds; this one looks like {unit})"
     )
+
+
+def test_legacy_path_reads_a_v1_body_as_v1() -> None:
+    body = json_body([({"job": "api"}, [(T0, "x")])])
+    (stream,) = decode_push(body, content_type=JSON, content_encoding=None, limits=LIMITS,
+                            now_ns=NOW, legacy=True)  # fmt: skip
+    assert (stream.key, stream.timestamps, stream.lines) == ('{job="api"}', [T0], ["x"])
