@@ -28,6 +28,7 @@ __all__ = [
     "SERVICE_NAME",
     "UNKNOWN_SERVICE",
     "add_levels",
+    "service_name_key",
     "with_service_name",
 ]
 
