@@ -235,6 +235,19 @@ class QueryEngine:
                     stats.warnings.append(_UNREADABLE_WARNING)
         return self._execute(select, view, stats)
 
+    def set_aside_unreadable(
+        self, view: AnyView, exc: duckdb.Error, stats: ScanStats
+    ) -> AnyView | None:
+        """``view`` without the files a DuckDB error is due to, now quarantined, with the
+        warning in ``stats`` (None when no file is to blame): for callers that run
+        statements of their own."""
+        dropped = self._unreadable(view, exc)
+        if not dropped:
+            return None
+        if _UNREADABLE_WARNING not in stats.warnings:
+            stats.warnings.append(_UNREADABLE_WARNING)
+        return _without_files(view, dropped)
+
     def _unreadable(self, view: AnyView, exc: duckdb.Error) -> set[str]:
         """The view's files a DuckDB error is due to, now quarantined (empty: none)."""
         if not view.files or not _blames_a_file(exc):
