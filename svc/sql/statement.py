@@ -138,7 +138,21 @@ def _checked_root(root: exp.Expr) -> Statement:
 
 def _check_tree(tree: exp.Expr) -> None:
     """Refuse anything but reads of the views, and drop the comments (a query runs as the
-    rendered tree)."""
+    rendered tree); then look at every call in the text that will run."""
+    _check_nodes(tree)
+    _check_rendered(tree.sql(dialect=_DIALECT))
+
+
+def _check_rendered(text: str) -> None:
+    """Every ``name(`` of the rendered statement, whatever sqlglot parsed it as: a
+    function sqlglot knows under another name is still seen as DuckDB will call it."""
+    tokens = _tokens(text)
+    for token, following in zip(tokens, tokens[1:], strict=False):
+        if following.token_type is TokenType.L_PAREN and denied_function(token.text):
+            raise SqlRefused(f"the function {token.text.lower()}() is not allowed")
+
+
+def _check_nodes(tree: exp.Expr) -> None:
     defined = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for name in defined:
         if name in VIEWS or name.startswith(RESERVED_PREFIX):

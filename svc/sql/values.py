@@ -30,7 +30,10 @@ def rfc3339_strings(array: pa.Array) -> pa.Array:
     values = array.cast(pa.int64())
     # Floor division: an instant before 1970 keeps a positive fraction.
     seconds = pc.divide(pc.subtract(values, pc.if_else(pc.less(values, 0), scale - 1, 0)), scale)
-    base = pc.strftime(seconds.cast(pa.timestamp("s")), format="%Y-%m-%dT%H:%M:%S")
+    # A cast to text is some 30 times faster than strftime: "2025-11-24 16:00:00".
+    base = pc.replace_substring(
+        seconds.cast(pa.timestamp("s")).cast(pa.string()), " ", "T", max_replacements=1
+    )
     if not digits:
         return pc.binary_join_element_wise(base, "Z", "")
     fraction = pc.subtract(values, pc.multiply(seconds, scale)).cast(pa.string())
@@ -63,7 +66,9 @@ def _scalar_text(array: pa.Array) -> pa.Array | None:
     if pa.types.is_date(kind):
         return pc.strftime(array, format="%Y-%m-%d")
     if pa.types.is_time(kind):
-        return pc.strftime(array, format="%H:%M:%S")
+        text = pc.strftime(array, format="%H:%M:%S")
+        text = pc.replace_substring_regex(text, pattern=r"(\.\d*?)0+$", replacement=r"\1")
+        return pc.replace_substring_regex(text, pattern=r"\.$", replacement="")
     if pa.types.is_duration(kind):
         nanos = pc.multiply(array.cast(pa.int64()), 10 ** (9 - _DIGITS[kind.unit]))
         return pa.array(
@@ -142,8 +147,49 @@ def _maps_as_objects(value: Any, kind: pa.DataType) -> Any:
     return [_maps_as_objects(v, kind.value_type) for v in value]
 
 
+def _json_strings(array: pa.Array) -> pa.Array | None:
+    """Text values as JSON string literals (null as ``null``); None when one holds a
+    control character (those take the general path)."""
+    if pc.any(pc.match_substring_regex(array, "[\\x00-\\x1f]")).as_py():
+        return None
+    escaped = pc.replace_substring(pc.replace_substring(array, "\\", "\\\\"), '"', '\\"')
+    quoted = pc.binary_join_element_wise('"', escaped, '"', "")
+    return pc.fill_null(quoted, "null")
+
+
+def _text_map_json(array: pa.MapArray) -> list[Any] | None:
+    """A map of text to text as pre-encoded JSON objects, built column-wise (a label map
+    per row as Python dicts costs some 2.5 us a row); None when it cannot be."""
+    entries = array.values  # the whole child, matching the unadjusted offsets
+    keys = _json_strings(entries.field(0))
+    items = _json_strings(entries.field(1))
+    if keys is None or items is None:
+        return None
+    pairs = pc.binary_join_element_wise(keys, items, ":")
+    joined = pc.binary_join(pa.ListArray.from_arrays(array.offsets, pairs), ",")
+    objects = pc.binary_join_element_wise("{", joined, "}", "")
+    valid = array.is_valid().to_pylist()
+    return [
+        msgspec.Raw(text.encode()) if ok else None
+        for text, ok in zip(objects.to_pylist(), valid, strict=True)
+    ]
+
+
+def _is_text_map(kind: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_map(kind)
+        and pa.types.is_string(kind.key_type)
+        and pa.types.is_string(kind.item_type)
+    )
+
+
 def json_values(array: pa.Array) -> list[Any]:
-    """The values of a result column as JSON-ready Python values."""
+    """The values of a result column as JSON-ready Python values (maps of text as
+    ``msgspec.Raw`` JSON objects)."""
+    if _is_text_map(array.type):
+        encoded = _text_map_json(array)
+        if encoded is not None:
+            return encoded
     ready = text_ready(array)
     values: list[Any] = ready.to_pylist()
     if _has_map(ready.type):
