@@ -15,6 +15,7 @@ svc.sql.statement.SqlRefused: SQL refused: DROP statements are not allowed; ...
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -147,7 +148,7 @@ def _check_rendered(text: str) -> None:
     """Every ``name(`` of the rendered statement, whatever sqlglot parsed it as: a
     function sqlglot knows under another name is still seen as DuckDB will call it."""
     tokens = _tokens(text)
-    for token, following in zip(tokens, tokens[1:], strict=False):
+    for token, following in itertools.pairwise(tokens):
         if following.token_type is TokenType.L_PAREN and denied_function(token.text):
             raise SqlRefused(f"the function {token.text.lower()}() is not allowed")
 

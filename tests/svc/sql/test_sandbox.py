@@ -71,7 +71,7 @@ def test_files_urls_and_extensions_are_out_of_reach(
     ],
 )
 def test_the_configuration_is_locked(locked: duckdb.DuckDBPyConnection, statement: str) -> None:
-    with pytest.raises(duckdb.Error, match="locked|Cannot change"):
+    with pytest.raises(duckdb.Error, match=r"locked|Cannot change"):
         locked.execute(statement)
 
 

@@ -119,10 +119,14 @@ def _encoded(name: str, table: pa.Table) -> bytes:
 
 
 def _table(rows: int) -> pa.Table:
-    return duckdb.connect().sql(
-        f"SELECT make_timestamp_ns(1764000000000000000 + i) AS ts, MAP {{'k': i::VARCHAR}} AS m, "
-        f"'line ' || i AS line FROM range({rows}) t(i)"
-    ).to_arrow_table()
+    return (
+        duckdb.connect()
+        .sql(
+            f"SELECT make_timestamp_ns(1764000000000000000 + i) AS ts, MAP {{'k': i::VARCHAR}} AS m, "
+            f"'line ' || i AS line FROM range({rows}) t(i)"
+        )
+        .to_arrow_table()
+    )
 
 
 def test_parquet_reads_back_with_row_groups() -> None:
