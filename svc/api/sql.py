@@ -9,6 +9,7 @@ for ``query_range``. The answer's format follows ``Accept``: JSON (default, at m
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -30,7 +31,7 @@ from svc.api.params import (
 )
 from svc.api.parquet_results import PARQUET_MEDIA_TYPES
 from svc.errors import BadRequestError, ServiceError, ServiceUnavailableError
-from svc.query.engine import QueryEngine, ScanStats
+from svc.query.engine import QueryEngine, ScanStats, too_much_memory
 from svc.runtime import Runtime
 from svc.sql.explain import explain_logql
 from svc.sql.formats import StreamEncoder, stream_encoder
@@ -140,16 +141,20 @@ def json_answer(
 ) -> tuple[bytes, int]:
     """The JSON body of a query, at most ``max_rows`` rows, and how many (on a query
     thread)."""
-    result = service.open(request)
+    limit = service.limits.max_rows
+    result = service.open(dataclasses.replace(request, max_rows=limit))
     try:
-        limit = service.limits.max_rows
-        batches, rows = [], 0
+        batches, rows, size = [], 0, 0
         while rows <= limit:
             batch = result.next_batch()
             if batch is None:
                 break
             batches.append(batch)
             rows += batch.num_rows
+            size += batch.nbytes
+            # Held whole until encoded: as much as one query's memory, no more.
+            if size > service.limits.memory_limit:
+                raise too_much_memory(service.limits.memory_limit)
     finally:
         result.close()
     truncated = rows > limit

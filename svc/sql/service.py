@@ -1,9 +1,11 @@
-"""Running one ad hoc SQL query: check, rewrite, bind, lock down, execute, read.
+"""Running one ad hoc SQL query: check, rewrite, bind, then run in a worker process.
 
 :meth:`SqlService.open` runs on a query thread of the engine and returns an open
 :class:`SqlResult` once the first batch is read (so that a failing query still gets its
 4xx or 504 before any byte is sent); its batches are then read one at a time. The
-statement is interrupted at the request's deadline wherever it is, streaming included.
+statement runs in a worker process (:mod:`svc.sql.worker`) whose memory is capped, in a
+locked-down database; the worker is killed at the request's deadline wherever it is,
+streaming included.
 """
 
 from __future__ import annotations
@@ -15,23 +17,38 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import msgspec
 import pyarrow as pa
 from prometheus_client import CollectorRegistry
 
 from gocompat.durations import format_prom_duration
-from logql_to_sql import QUERY_VARIABLE
 from svc.config import Config
-from svc.errors import BadRequestError, GatewayTimeoutError, ServiceError
-from svc.query.context import QueryContext, registered
+from svc.errors import (
+    BadRequestError,
+    GatewayTimeoutError,
+    ServiceError,
+    ServiceUnavailableError,
+)
 from svc.query.engine import AnyView, QueryEngine, ScanStats, too_much_memory
 from svc.query.memory import parse_memory_limit
 from svc.query.tenants import MultiView
 from svc.sql.metrics import SqlMetrics
+from svc.sql.protocol import (
+    BATCH,
+    DONE,
+    ERROR,
+    HEADER,
+    WorkerError,
+    WorkerHeader,
+    WorkerQuery,
+    raised,
+    read_batch,
+)
 from svc.sql.redact import Redactor
 from svc.sql.rewrite import Rewritten, rewrite
-from svc.sql.sandbox import Sandbox, SandboxPool
 from svc.sql.statement import SqlRefused, check_statement
 from svc.sql.views import stream_table
+from svc.sql.workers import Worker, WorkerGone, WorkerPool
 
 __all__ = ["SqlLimits", "SqlRequest", "SqlResult", "SqlService", "build_sql_service"]
 
@@ -39,15 +56,16 @@ STREAM_ROWS = "__svc_stream_rows"
 """The name the stream table is registered under in a query's database."""
 BATCH_ROWS = 16_384
 _MIN_MEMORY = 64 * 1024 * 1024
+# A worker's data segment beyond DuckDB's memory limit: the interpreter, the libraries and
+# the threads' stacks (about 250 MiB), plus strings DuckDB does not count and the batches
+# being sent, up to the memory limit again.
+_WORKER_BASE = 512 * 1024 * 1024
 _ATTEMPTS = 3
-# DuckDB errors met while reading a result arrive as Arrow errors carrying DuckDB's text.
-_ERROR_KINDS: tuple[tuple[str, type[duckdb.Error]], ...] = (
-    ("INTERRUPT Error", duckdb.InterruptException),
-    ("Out of Memory Error", duckdb.OutOfMemoryException),
-    ("Permission Error", duckdb.PermissionException),
-    ("IO Error", duckdb.IOException),
-    ("Invalid Input Error", duckdb.InvalidInputException),
-)
+_HEADER_DECODER = msgspec.json.Decoder(WorkerHeader)
+_ERROR_DECODER = msgspec.json.Decoder(WorkerError)
+_REASONS: dict[int, type[ServiceError]] = {
+    kind.status: kind for kind in (BadRequestError, GatewayTimeoutError)
+}
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,8 @@ class SqlRequest:
     end_ns: int
     deadline: float
     """``time.monotonic()`` by which the query must have finished."""
+    max_rows: int = 0
+    """Rows after which the worker stops reading the result (0: all of them)."""
 
 
 def _paths(view: AnyView) -> list[str]:
@@ -86,15 +106,15 @@ def _scan(view: AnyView, stats: ScanStats) -> None:
     stats.head_rows = sum(t.num_rows for t in view.head_tables)
 
 
-def as_duckdb_error(exc: Exception) -> duckdb.Error:
-    """A DuckDB error as DuckDB raised it, also when it came through an Arrow reader."""
-    if isinstance(exc, duckdb.Error):
-        return exc
-    text = str(exc)
-    for prefix, kind in _ERROR_KINDS:
-        if text.startswith(prefix):
-            return kind(text)
-    return duckdb.DatabaseError(text)
+class _Run:
+    """One statement on one worker: its ticket (what a deadline kill targets)."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+        self.ticket = 0
+
+    def kill(self, why: str) -> None:
+        self.worker.kill(why, self.ticket)
 
 
 class SqlResult:
@@ -102,22 +122,21 @@ class SqlResult:
 
     def __init__(
         self,
-        reader: pa.RecordBatchReader,
+        run: _Run,
+        header: WorkerHeader,
         first: pa.RecordBatch | None,
-        columns: list[tuple[str, str]],
         stats: ScanStats,
         failure: _Failures,
         stack: ExitStack,
-        connection: duckdb.DuckDBPyConnection,
         *,
         redacted: bool,
     ) -> None:
-        self._reader = reader
-        self._connection = connection
+        self._run = run
         self._first = first
-        self.columns = columns
+        self._ended = first is None
+        self.columns = header.columns
         """Name and DuckDB type of each column."""
-        self.schema = reader.schema
+        self.schema = pa.ipc.read_schema(pa.py_buffer(header.schema))
         self.stats = stats
         self._failure = failure
         self._stack = stack
@@ -130,50 +149,74 @@ class SqlResult:
         """The next batch (None at the end); raise the query's ServiceError on failure."""
         if self._first is not None:
             batch, self._first = self._first, None
+        elif self._ended:
+            batch = None
         else:
-            batch = self._failure.read(self._reader)
+            batch = self._failure.next_batch(self._run.worker)
         if batch is None:
-            self.stats.exec_seconds += time.perf_counter() - self._started
+            if not self._ended or self.stats.exec_seconds == 0:
+                self.stats.exec_seconds += time.perf_counter() - self._started
+            self._ended = True
             return None
         self.stats.returned += batch.num_rows
         return self._failure.redacted(batch) if self._redacted else batch
 
     def interrupt(self) -> None:
         """Stop the statement where it is (a read in progress fails at once)."""
-        self._connection.interrupt()
+        self._run.kill("interrupt")
 
     def close(self) -> None:
-        """Stop the query and hand its database back (once no read is in progress)."""
+        """Stop the query and hand its worker back (once no read is in progress)."""
         self._stack.close()
 
 
 class _Failures:
-    """Turns one query's DuckDB errors into the service's answers."""
+    """Reads a worker's frames and turns its failures into the service's answers."""
 
     def __init__(self, redactor: Redactor, limits: SqlLimits) -> None:
         self.redactor = redactor
         self.limits = limits
-        self.context: QueryContext | None = None
-        """The running query's context: a reason recorded there (a template budget, the
-        deadline seen by one of our functions) is the answer."""
+        self.last_error: duckdb.Error | None = None
+        """The DuckDB error the worker last answered (files are blamed from it)."""
 
-    def read(self, reader: pa.RecordBatchReader) -> pa.RecordBatch | None:
+    def frame(self, worker: Worker) -> tuple[bytes, bytes]:
+        """The next frame; the worker's end, or an error frame, as the answer to raise."""
         try:
-            return reader.read_next_batch()
-        except StopIteration:
-            return None
-        except (duckdb.Error, pa.ArrowException, OSError) as exc:
-            raise self.answer(as_duckdb_error(exc)) from exc
+            kind, payload = worker.read()
+        except WorkerGone as exc:
+            raise self.gone(worker) from exc
+        if kind in (DONE, ERROR):
+            worker.idle = True
+        if kind == ERROR:
+            error = _ERROR_DECODER.decode(payload)
+            raise self.answer_error(error)
+        return kind, payload
+
+    def next_batch(self, worker: Worker) -> pa.RecordBatch | None:
+        kind, payload = self.frame(worker)
+        return read_batch(payload) if kind == BATCH else None
+
+    def gone(self, worker: Worker) -> ServiceError:
+        if worker.killed in ("deadline", "interrupt"):
+            return self.timeout()
+        return too_much_memory(self.limits.memory_limit)
+
+    def timeout(self) -> ServiceError:
+        timeout = format_prom_duration(round(self.limits.timeout_seconds * 1e9))
+        return GatewayTimeoutError(
+            f"SQL query timed out (sql.timeout: {timeout}); narrow its range with start "
+            "and end, or make it cheaper"
+        )
+
+    def answer_error(self, error: WorkerError) -> ServiceError:
+        if error.status:
+            return _REASONS.get(error.status, BadRequestError)(error.message)
+        self.last_error = raised(error)
+        return self.answer(self.last_error)
 
     def answer(self, exc: duckdb.Error) -> ServiceError:
-        if self.context is not None and self.context.reason is not None:
-            return self.context.reason
         if isinstance(exc, duckdb.InterruptException):
-            timeout = format_prom_duration(round(self.limits.timeout_seconds * 1e9))
-            return GatewayTimeoutError(
-                f"SQL query timed out (sql.timeout: {timeout}); narrow its range with start "
-                "and end, or make it cheaper"
-            )
+            return self.timeout()
         if isinstance(exc, duckdb.OutOfMemoryException):
             return too_much_memory(self.limits.memory_limit)
         if isinstance(exc, duckdb.PermissionException):
@@ -190,8 +233,19 @@ class _Failures:
         return pa.record_batch(columns, names=batch.schema.names)
 
 
+class _Tables:
+    """The Arrow tables a bound statement reads, collected to be sent to the worker."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, pa.Table] = {}
+
+    def register(self, name: str, table: pa.Table, /) -> object:
+        self.tables[name] = table
+        return self
+
+
 class SqlService:
-    """Ad hoc SQL over the engine's views, each query in a locked-down database."""
+    """Ad hoc SQL over the engine's views, each query in a worker's locked-down database."""
 
     def __init__(
         self,
@@ -204,102 +258,117 @@ class SqlService:
         self.limits = limits
         self.metrics = SqlMetrics(registry)
         spill_root.mkdir(parents=True, exist_ok=True)
-        self.pool = SandboxPool(
-            threads=limits.threads, memory_limit=limits.memory_limit, spill_root=spill_root
-        )
+        self.spill_root = spill_root
+        self.pool = WorkerPool(data_limit=2 * limits.memory_limit + _WORKER_BASE)
         lake = engine.store.lake_root
         self._secrets = [str(lake), str(lake.resolve()), str(spill_root), str(spill_root.resolve())]
 
     def open(self, request: SqlRequest) -> SqlResult:
         """Start the query; raise its ServiceError (400, 504...) when it cannot run."""
         statement = check_statement(request.text)
-        remaining = request.deadline - time.monotonic()
-        limits = self.limits
-        failures = _Failures(Redactor(self._secrets), limits)
-        if remaining <= 0:
-            raise failures.answer(duckdb.InterruptException("deadline passed"))
+        failures = _Failures(Redactor(self._secrets), self.limits)
+        if request.deadline - time.monotonic() <= 0:
+            raise failures.timeout()
         view = self.engine.view(request.tenants, request.start_ns, request.end_ns)
-        sandbox = self.pool.take()
+        tables = _Tables()
+        tables.register(STREAM_ROWS, stream_table(view, request.tenants))
+        rewritten = rewrite(
+            statement,
+            start_ns=request.start_ns,
+            end_ns=request.end_ns,
+            multi=isinstance(view, MultiView),
+            stream_table=STREAM_ROWS,
+        )
         stack = ExitStack()
-        stack.callback(self.pool.give_back, sandbox)
         try:
-            con = sandbox.connection
-            con.register(STREAM_ROWS, stream_table(view, request.tenants))
-            rewritten = rewrite(
-                statement,
-                start_ns=request.start_ns,
-                end_ns=request.end_ns,
-                multi=isinstance(view, MultiView),
-                stream_table=STREAM_ROWS,
-            )
-            paths = _paths(view) if rewritten.reads_views else []
-            failures.redactor = Redactor([*self._secrets, *paths])
-            sandbox.lock(paths)
-            context = stack.enter_context(
-                registered(
-                    remaining,
-                    line_chars=self.engine.template_line_chars,
-                    query_chars=self.engine.template_query_chars,
-                )
-            )
-            failures.context = context
-            con.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
-            timer = threading.Timer(remaining, con.interrupt)
+            run = _Run(self._take())
+            stack.callback(self.pool.give_back, run.worker)
+            timer = threading.Timer(request.deadline - time.monotonic(), run.kill, ["deadline"])
             timer.daemon = True
             timer.start()
             stack.callback(timer.cancel)
-            return self._start(sandbox, rewritten, view, failures, stack)
+            return self._start(run, request, rewritten, view, tables, failures, stack)
         except BaseException:
             stack.close()
             raise
 
+    def _take(self) -> Worker:
+        try:
+            return self.pool.take()
+        except (WorkerGone, OSError) as exc:
+            raise ServiceUnavailableError(f"SQL is not available: {exc}") from exc
+
     def _start(
         self,
-        sandbox: Sandbox,
+        run: _Run,
+        request: SqlRequest,
         rewritten: Rewritten,
         view: AnyView,
+        tables: _Tables,
         failures: _Failures,
         stack: ExitStack,
     ) -> SqlResult:
         """Run the statement and read its first batch; a file found unreadable is set
         aside (quarantined) and the statement runs again without it."""
         stats = ScanStats()
-        con = sandbox.connection
         for attempt in range(_ATTEMPTS):
-            query = rewritten.query
-            if rewritten.reads_views:
-                query = self.engine.bound_sql(query, view, con)
+            failures.last_error = None
             try:
-                relation = con.sql(rewritten.prefix + query)
-                reader = relation.to_arrow_reader(BATCH_ROWS)
-                first = reader.read_next_batch()
-            except StopIteration:
-                first = None
-            except (duckdb.Error, pa.ArrowException, OSError) as exc:
-                error = as_duckdb_error(exc)
-                narrowed = None
-                if rewritten.reads_views and attempt + 1 < _ATTEMPTS:
+                header, first = self._send(run, request, rewritten, view, tables, failures)
+            except ServiceError:
+                error, narrowed = failures.last_error, None
+                if rewritten.reads_views and error is not None and attempt + 1 < _ATTEMPTS:
                     narrowed = self.engine.set_aside_unreadable(view, error, stats)
                 if narrowed is None:
-                    raise failures.answer(error) from exc
+                    raise
                 view = narrowed
                 continue
             _scan(view, stats)
-            columns = [(n, str(t)) for n, t in zip(relation.columns, relation.types, strict=True)]
-            return SqlResult(
-                reader,
-                first,
-                columns,
-                stats,
-                failures,
-                stack,
-                con,
-                redacted=rewritten.prefix.startswith("EXPLAIN"),
-            )
+            redacted = rewritten.prefix.startswith("EXPLAIN")
+            return SqlResult(run, header, first, stats, failures, stack, redacted=redacted)
         raise AssertionError("unreachable: the last attempt raises")
 
+    def _send(
+        self,
+        run: _Run,
+        request: SqlRequest,
+        rewritten: Rewritten,
+        view: AnyView,
+        tables: _Tables,
+        failures: _Failures,
+    ) -> tuple[WorkerHeader, pa.RecordBatch | None]:
+        """Send the statement bound to ``view``; its header and first batch."""
+        query, sent = rewritten.query, _Tables()
+        sent.tables.update(tables.tables)
+        if rewritten.reads_views:
+            query = self.engine.bound_sql(query, view, sent)
+        paths = _paths(view) if rewritten.reads_views else []
+        failures.redactor = Redactor([*self._secrets, *paths])
+        limits = self.limits
+        worker_query = WorkerQuery(
+            sql=rewritten.prefix + query,
+            tables=list(sent.tables),
+            paths=paths,
+            threads=limits.threads,
+            memory_limit=limits.memory_limit,
+            spill_root=str(self.spill_root),
+            timeout_seconds=max(request.deadline - time.monotonic(), 0.001),
+            line_chars=self.engine.template_line_chars,
+            query_chars=self.engine.template_query_chars,
+            batch_rows=BATCH_ROWS,
+            max_rows=request.max_rows,
+        )
+        try:
+            run.ticket = run.worker.send(worker_query, sent.tables)
+        except WorkerGone as exc:
+            raise failures.gone(run.worker) from exc
+        kind, payload = failures.frame(run.worker)
+        if kind != HEADER:
+            raise failures.gone(run.worker)
+        return _HEADER_DECODER.decode(payload), failures.next_batch(run.worker)
+
     def close(self) -> None:
-        """Close the prepared databases."""
+        """End the idle workers."""
         self.pool.close()
 
 

@@ -46,6 +46,7 @@ _ALLOWED = (
     "of those are"
 )
 _SOURCES = "a query reads the views logs and streams, its own WITH tables and logql('<query>')"
+_PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 _EXPLAIN = re.compile(r"(?is)^\s*(ANALY[SZ]E\b)?\s*(.*)$")
 _DIALECT = DuckDB()
 
@@ -154,19 +155,34 @@ def _check_rendered(text: str) -> None:
 
 
 def _check_nodes(tree: exp.Expr) -> None:
-    defined = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    for name in defined:
+    for cte in tree.find_all(exp.CTE):
+        name = cte.alias_or_name.lower()
         if name in VIEWS or name.startswith(RESERVED_PREFIX):
             raise SqlRefused(f"the name {name} is reserved: WITH tables cannot be named so")
+        if not _PLAIN_NAME.match(name):
+            # A name out of its scope is looked up as a table, or as a file if it looks like one.
+            raise SqlRefused(f"the WITH table name {cte.alias_or_name!r} is not a plain name")
     for node in tree.walk():
         node.comments = None
         for kind in FORBIDDEN_NODES:
             if isinstance(node, kind):
                 raise SqlRefused(f"{statement_name(node)} is not allowed inside a query")
         if isinstance(node, exp.Table):
-            _check_table(node, defined)
+            _check_table(node, _visible_ctes(node))
         elif isinstance(node, exp.Func):
             _check_function(node)
+
+
+def _visible_ctes(node: exp.Expr) -> set[str]:
+    """The names of the WITH tables in scope where ``node`` is."""
+    names: set[str] = set()
+    parent = node.parent
+    while parent is not None:
+        own = parent.args.get("with_")
+        if isinstance(own, exp.With):
+            names.update(cte.alias_or_name.lower() for cte in own.expressions)
+        parent = parent.parent
+    return names
 
 
 def _check_table(table: exp.Table, defined: set[str]) -> None:

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from svc.sql.redact import Redactor
-from svc.sql.sandbox import Sandbox, SandboxPool
+from svc.sql.sandbox import Sandbox
 
 
 @pytest.fixture
@@ -85,18 +85,6 @@ def test_python_variables_are_not_tables(locked: duckdb.DuckDBPyConnection) -> N
     assert secret_table.num_rows == 1
     with pytest.raises(duckdb.CatalogException):
         locked.sql("SELECT * FROM secret_table").fetchall()
-
-
-def test_the_pool_hands_out_fresh_databases(tmp_path: Path) -> None:
-    pool = SandboxPool(threads=1, memory_limit=256 << 20, spill_root=tmp_path, spare=1)
-    first = pool.take()
-    first.lock([])
-    pool.give_back(first)
-    second = pool.take()
-    assert second is not first
-    second.connection.execute("SET threads = 1")  # unlocked until its own query locks it
-    pool.give_back(second)
-    pool.close()
 
 
 def test_messages_lose_the_statement_and_every_path() -> None:

@@ -25,6 +25,16 @@ ALLOWED = [
     pytest.param("EXPLAIN SELECT * FROM logs", "explain", id="explain"),
     pytest.param("explain analyze SELECT 1", "explain analyze", id="explain-analyze"),
     pytest.param("SELECT 1; ", "query", id="trailing-semicolon"),
+    pytest.param(
+        "WITH a AS (SELECT 1 AS n), b AS (SELECT n FROM a) SELECT * FROM b", "query", id="ctes"
+    ),
+    pytest.param(
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
+        "SELECT * FROM r",
+        "query",
+        id="recursive",
+    ),
+    pytest.param("SELECT (WITH q AS (SELECT 1) SELECT * FROM q)", "query", id="nested-with"),
 ]
 
 
@@ -114,6 +124,16 @@ REFUSED = [
     pytest.param("SELECT * FROM logql(line)", "logql() takes one argument", id="logql-arg"),
     pytest.param("SELECT * INTO x FROM logs", "not allowed", id="select-into"),
     pytest.param("SELECT $1", "a parameter is not allowed", id="parameter"),
+    pytest.param(
+        "SELECT * FROM (WITH x AS (SELECT 1) SELECT 1) UNION ALL SELECT * FROM x",
+        'the table "x" is not allowed',
+        id="cte-out-of-scope",
+    ),
+    pytest.param(
+        'WITH "t.parquet" AS (SELECT 1) SELECT * FROM "t.parquet"',
+        "'t.parquet' is not a plain name",
+        id="cte-named-like-a-file",
+    ),
 ]
 
 
