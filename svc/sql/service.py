@@ -185,10 +185,12 @@ class _Failures:
             kind, payload = worker.read()
         except WorkerGone as exc:
             raise self.gone(worker) from exc
-        if kind in (DONE, ERROR):
+        if kind == DONE:
             worker.idle = True
         if kind == ERROR:
             error = _ERROR_DECODER.decode(payload)
+            # After running out of memory, its heap may stay too full for the next statement.
+            worker.idle = error.kind != duckdb.OutOfMemoryException.__name__
             raise self.answer_error(error)
         return kind, payload
 
