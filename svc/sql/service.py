@@ -35,7 +35,6 @@ from svc.query.tenants import MultiView
 from svc.sql.metrics import SqlMetrics
 from svc.sql.protocol import (
     BATCH,
-    DONE,
     ERROR,
     HEADER,
     WorkerError,
@@ -185,12 +184,11 @@ class _Failures:
             kind, payload = worker.read()
         except WorkerGone as exc:
             raise self.gone(worker) from exc
-        if kind == DONE:
-            worker.idle = True
         if kind == ERROR:
             error = _ERROR_DECODER.decode(payload)
             # After running out of memory, its heap may stay too full for the next statement.
-            worker.idle = error.kind != duckdb.OutOfMemoryException.__name__
+            if error.kind == duckdb.OutOfMemoryException.__name__:
+                worker.idle = False
             raise self.answer_error(error)
         return kind, payload
 

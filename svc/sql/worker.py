@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import resource
 import sys
+import threading
 from pathlib import Path
 from typing import IO
 
@@ -47,6 +48,7 @@ from svc.sql.sandbox import Sandbox
 __all__ = ["main", "serve"]
 
 _QUERY_DECODER = msgspec.json.Decoder(WorkerQuery)
+_GRACE_SECONDS = 5.0
 
 
 def serve(source: IO[bytes], out: IO[bytes]) -> None:
@@ -76,16 +78,20 @@ def run(query: WorkerQuery, tables: dict[str, pa.Table], out: IO[bytes]) -> None
         memory_limit=query.memory_limit,
         spill_root=Path(query.spill_root),
     )
+    # The server kills a worker at the deadline; should the server be gone, this does.
+    watchdog = threading.Timer(query.timeout_seconds + _GRACE_SECONDS, os._exit, [3])
+    watchdog.daemon = True
+    watchdog.start()
     try:
-        con = sandbox.connection
-        for name, table in tables.items():
-            con.register(name, table)
-        sandbox.lock(query.paths)
         with registered(
             query.timeout_seconds, line_chars=query.line_chars, query_chars=query.query_chars
         ) as context:
-            con.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
             try:
+                con = sandbox.connection
+                for name, table in tables.items():
+                    con.register(name, table)
+                sandbox.lock(query.paths)
+                con.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
                 _answer(con, query, out)
             except (duckdb.Error, pa.ArrowException, OSError, MemoryError) as exc:
                 if context.reason is not None:
@@ -98,6 +104,7 @@ def run(query: WorkerQuery, tables: dict[str, pa.Table], out: IO[bytes]) -> None
                 write_frame(out, ERROR, payload)
         out.flush()
     finally:
+        watchdog.cancel()
         sandbox.close()
 
 

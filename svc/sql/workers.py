@@ -18,7 +18,16 @@ from typing import IO, cast
 import msgspec
 import pyarrow as pa
 
-from svc.sql.protocol import QUERY, TABLE, WorkerQuery, ipc_bytes, read_frame, write_frame
+from svc.sql.protocol import (
+    DONE,
+    ERROR,
+    QUERY,
+    TABLE,
+    WorkerQuery,
+    ipc_bytes,
+    read_frame,
+    write_frame,
+)
 
 __all__ = ["Worker", "WorkerGone", "WorkerPool"]
 
@@ -43,7 +52,8 @@ class Worker:
         self.killed: str | None = None
         """Why the server killed it (``deadline``, ``interrupt``, ``unread``), if it did."""
         self.idle = True
-        """Whether its last answer was read to the end (it then waits for a statement)."""
+        """Whether its last answer was read to the end (it then waits for a statement);
+        the reader may still decide it is not to be reused."""
 
     def send(self, query: WorkerQuery, tables: dict[str, pa.Table]) -> int:
         """Send a statement and its tables; return the ticket that :meth:`kill` takes."""
@@ -66,6 +76,8 @@ class Worker:
         frame = read_frame(cast("IO[bytes]", self.process.stdout))
         if frame is None:
             raise WorkerGone(f"the SQL worker ended ({self.process.poll()})")
+        if frame[0] in (DONE, ERROR):
+            self.idle = True
         return frame
 
     def kill(self, why: str, ticket: int | None = None) -> None:
