@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import subprocess
 import sys
 import time
@@ -14,7 +15,10 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from tests.e2e.clients import push
 from tests.e2e.server import Server
 from tests.e2e.sql_data import API_ENTRIES, WEB_ENTRIES, rows, sql, sql_server
 from tests.timeline import BASE, SECOND, WINDOW
@@ -261,3 +265,54 @@ def test_the_sql_command_prints_and_saves_answers(sql_server: Server, tmp_path: 
     assert refused.returncode == 1
     assert "400" in refused.stderr
     assert "read_text() is not allowed" in refused.stderr
+
+
+_property_tenants = itertools.count()
+
+
+@given(
+    offsets=st.lists(st.integers(0, 600), max_size=30),
+    window=st.integers(1, 600),
+    flush=st.booleans(),
+)
+@settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+def test_logql_count_over_time_totals_equal_sql_counts(
+    sql_server: Server, offsets: list[int], window: int, flush: bool
+) -> None:
+    """``sum by (k) (count_over_time({app="p"}[W]))`` at T and ``count(*)`` of the SQL
+    range (T - W, T], flushed or in the head alike."""
+    tenant = f"property-{next(_property_tenants)}"
+    entries: dict[str, list[tuple[int, str]]] = {"0": [], "1": []}
+    for i, offset in enumerate(sorted(offsets)):
+        entries[str(i % 2)].append((BASE + offset * SECOND + i, f"entry {i}"))
+    with sql_server.client(tenant) as client:
+        streams = [({"app": "p", "k": k}, values) for k, values in entries.items() if values]
+        if streams:
+            assert push(client, streams).status_code == 204
+        if flush:
+            assert client.post("/flush").status_code == 204
+        at = BASE + 600 * SECOND
+        logql = client.get(
+            "/svc/api/v1/query",
+            params={"query": f'sum by (k) (count_over_time({{app="p"}}[{window}s]))', "time": at},
+        )
+    assert logql.status_code == 200, logql.text
+    from_logql = {r["metric"]["k"]: int(r["value"][1]) for r in logql.json()["data"]["result"]}
+    start, end = at - window * SECOND + 1, at + 1
+    answer = sql(
+        sql_server,
+        tenant,
+        "SELECT labels['k'], count(*) FROM logs GROUP BY 1",
+        start=str(start),
+        end=str(end),
+    )
+    from_sql = dict(rows(answer))
+    expected = {
+        k: n for k, values in entries.items() if (n := sum(start <= ts < end for ts, _ in values))
+    }
+    assert from_logql == from_sql == expected
