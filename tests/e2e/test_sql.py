@@ -316,3 +316,21 @@ def test_logql_count_over_time_totals_equal_sql_counts(
         k: n for k, values in entries.items() if (n := sum(start <= ts < end for ts, _ in values))
     }
     assert from_logql == from_sql == expected
+
+
+def _readme_queries() -> list[str]:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("## Ad hoc SQL", 1)[1]
+    block = section.split("```sql\n", 1)[1].split("```", 1)[0]
+    statements = [s.strip() for s in block.split(";")]
+    return [s for s in statements if s]
+
+
+def test_the_readme_queries_run(sql_server: Server) -> None:
+    queries = _readme_queries()
+    assert len(queries) == 5
+    for query in queries:
+        answer = sql(sql_server, "a|b", query)
+        assert answer.status_code == 200, (query, answer.text)
+    p99 = sql(sql_server, "a", queries[1])
+    assert rows(p99) == [["2023-11-14T22:00:00Z", 287.1]]
