@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
+import pyarrow as pa
 from litestar import Request, Response, get, post
 from litestar.response import Stream
 
@@ -39,7 +40,7 @@ from svc.sql.service import SqlRequest, SqlResult, SqlService
 from svc.sql.statement import SqlRefused
 from svc.sql.values import json_values
 
-__all__ = ["SQL_MEDIA_TYPES", "sql_explain", "sql_get", "sql_post"]
+__all__ = ["SQL_MEDIA_TYPES", "json_body", "sql_explain", "sql_get", "sql_post"]
 
 SQL_MEDIA_TYPES = {
     "application/json": "json",
@@ -157,26 +158,38 @@ def json_answer(
                 raise too_much_memory(service.limits.memory_limit)
     finally:
         result.close()
-    truncated = rows > limit
-    columns: list[list[Any]] = [[] for _ in result.columns]
+    body = json_body(result.columns, batches, limit, result.stats, _range_object(window))
+    return body, result.stats.returned
+
+
+def json_body(
+    columns: list[tuple[str, str]],
+    batches: list[pa.RecordBatch],
+    limit: int,
+    stats: ScanStats,
+    window: dict[str, str],
+) -> bytes:
+    """The JSON answer of a result's first batches: at most ``limit`` rows, ``truncated``
+    when the batches hold more (``stats.returned`` is set to the rows answered)."""
+    values: list[list[Any]] = [[] for _ in columns]
     taken = 0
     for batch in batches:
         batch = batch.slice(0, limit - taken)
         taken += batch.num_rows
         for index, column in enumerate(batch.columns):
-            columns[index] += json_values(column)
-    result.stats.returned = taken
+            values[index] += json_values(column)
+    stats.returned = taken
     envelope: dict[str, Any] = {"status": "success"}
-    if result.stats.warnings:
-        envelope["warnings"] = result.stats.warnings
+    if stats.warnings:
+        envelope["warnings"] = stats.warnings
     envelope["data"] = {
-        "columns": [{"name": name, "type": kind} for name, kind in result.columns],
-        "rows": list(zip(*columns, strict=True)) if columns else [[] for _ in range(taken)],
-        "truncated": truncated,
-        "range": _range_object(window),
+        "columns": [{"name": name, "type": kind} for name, kind in columns],
+        "rows": list(zip(*values, strict=True)) if values else [[] for _ in range(taken)],
+        "truncated": sum(batch.num_rows for batch in batches) > limit,
+        "range": window,
     }
-    envelope["stats"] = _stats_object(result.stats)
-    return _ENCODER.encode(envelope) + b"\n", taken
+    envelope["stats"] = _stats_object(stats)
+    return _ENCODER.encode(envelope) + b"\n"
 
 
 def _open(_: QueryEngine, service: SqlService, request: SqlRequest) -> SqlResult:

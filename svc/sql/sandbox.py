@@ -26,6 +26,8 @@ class Sandbox:
     """One query's database, open and unlocked until :meth:`lock`."""
 
     def __init__(self, *, threads: int, memory_limit: int, spill_root: Path) -> None:
+        self.settings = (threads, memory_limit, str(spill_root))
+        """What it was opened with: threads, memory limit, spill root."""
         self.spill_dir = spill_root / uuid.uuid4().hex
         self.connection = duckdb.connect(
             config={
