@@ -43,8 +43,10 @@ def rewrite(
     end_ns: int,
     multi: bool,
     stream_table: str,
+    bounded: bool = True,
 ) -> Rewritten:
-    """The statement's text with its views and ``logql()`` calls resolved."""
+    """The statement's text with its views and ``logql()`` calls resolved (``bounded``:
+    see :func:`svc.sql.views.view_definitions`)."""
     tree = statement.tree.copy()
     labels = needs_labels(tree)
     reads = False
@@ -64,7 +66,12 @@ def rewrite(
     if not reads:
         return Rewritten(statement.prefix, tree.sql(dialect=_DIALECT), reads_views=False)
     definitions = view_definitions(
-        stream_table, start_ns=start_ns, end_ns=end_ns, labels=labels, multi=multi
+        stream_table,
+        start_ns=start_ns,
+        end_ns=end_ns,
+        labels=labels,
+        multi=multi,
+        bounded=bounded,
     )
     return Rewritten(statement.prefix, _with_views(tree, definitions), reads_views=True)
 

@@ -46,7 +46,7 @@ from svc.sql.protocol import (
 from svc.sql.redact import Redactor
 from svc.sql.rewrite import Rewritten, rewrite
 from svc.sql.statement import SqlRefused, check_statement
-from svc.sql.views import stream_table
+from svc.sql.views import stream_table, within
 from svc.sql.workers import Worker, WorkerGone, WorkerPool
 
 __all__ = ["SqlLimits", "SqlRequest", "SqlResult", "SqlService", "build_sql_service"]
@@ -278,6 +278,7 @@ class SqlService:
             end_ns=request.end_ns,
             multi=isinstance(view, MultiView),
             stream_table=STREAM_ROWS,
+            bounded=not within(view, request.start_ns, request.end_ns),
         )
         stack = ExitStack()
         try:

