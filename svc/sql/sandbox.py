@@ -11,6 +11,7 @@ tenant or setting change.
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -28,7 +29,8 @@ class Sandbox:
     def __init__(self, *, threads: int, memory_limit: int, spill_root: Path) -> None:
         self.settings = (threads, memory_limit, str(spill_root))
         """What it was opened with: threads, memory limit, spill root."""
-        self.spill_dir = spill_root / uuid.uuid4().hex
+        # Named after the process: the server removes what a killed worker left.
+        self.spill_dir = spill_root / f"{os.getpid()}-{uuid.uuid4().hex}"
         self.connection = duckdb.connect(
             config={
                 "threads": threads,

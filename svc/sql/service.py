@@ -10,6 +10,7 @@ streaming included.
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from contextlib import ExitStack
@@ -257,9 +258,13 @@ class SqlService:
         self.engine = engine
         self.limits = limits
         self.metrics = SqlMetrics(registry)
+        # What workers of an earlier run spilled is garbage now.
+        shutil.rmtree(spill_root, ignore_errors=True)
         spill_root.mkdir(parents=True, exist_ok=True)
         self.spill_root = spill_root
-        self.pool = WorkerPool(data_limit=2 * limits.memory_limit + _WORKER_BASE)
+        self.pool = WorkerPool(
+            data_limit=2 * limits.memory_limit + _WORKER_BASE, spill_root=spill_root
+        )
         lake = engine.store.lake_root
         self._secrets = [str(lake), str(lake.resolve()), str(spill_root), str(spill_root.resolve())]
 

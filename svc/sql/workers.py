@@ -9,10 +9,12 @@ spare worker is started ahead whenever none is idle, as starting one takes about
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import threading
 from collections import deque
+from pathlib import Path
 from typing import IO, cast
 
 import msgspec
@@ -41,7 +43,8 @@ class WorkerGone(Exception):
 class Worker:
     """One worker process."""
 
-    def __init__(self, data_limit: int) -> None:
+    def __init__(self, data_limit: int, spill_root: Path) -> None:
+        self.spill_root = spill_root
         self.process = subprocess.Popen(
             [sys.executable, "-m", "svc.sql.worker", str(data_limit)],
             stdin=subprocess.PIPE,
@@ -94,9 +97,11 @@ class Worker:
         return self.killed is None and self.process.poll() is None
 
     def close(self) -> None:
-        """Kill the process and reap it."""
+        """Kill the process, reap it and remove what it spilled."""
         self.kill("closed")
         self.process.wait()
+        for spilled in self.spill_root.glob(f"{self.process.pid}-*"):
+            shutil.rmtree(spilled, ignore_errors=True)
         for pipe in (self.process.stdin, self.process.stdout):
             if pipe is not None:
                 pipe.close()
@@ -105,8 +110,9 @@ class Worker:
 class WorkerPool:
     """Idle workers (at most ``spare`` + 1), and spares started ahead."""
 
-    def __init__(self, *, data_limit: int, spare: int = 1) -> None:
+    def __init__(self, *, data_limit: int, spill_root: Path, spare: int = 1) -> None:
         self.data_limit = data_limit
+        self.spill_root = spill_root
         self.spare = spare
         self._idle: deque[Worker] = deque()
         self._lock = threading.Lock()
@@ -122,7 +128,7 @@ class WorkerPool:
             while self._idle and found is None:
                 candidate = self._idle.pop()
                 found = candidate if candidate.alive() else None
-        worker = found if found is not None else Worker(self.data_limit)
+        worker = found if found is not None else Worker(self.data_limit, self.spill_root)
         self._refill()
         return worker
 
@@ -148,7 +154,7 @@ class WorkerPool:
         threading.Thread(target=self._start_one, name="sql-worker-start", daemon=True).start()
 
     def _start_one(self) -> None:
-        worker = Worker(self.data_limit)
+        worker = Worker(self.data_limit, self.spill_root)
         with self._lock:
             self._starting -= 1
             keep = not self._stopping

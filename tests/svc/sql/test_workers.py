@@ -27,8 +27,8 @@ _CAP = 1024 << 20
 
 
 @pytest.fixture(scope="module")
-def worker() -> Iterator[Worker]:
-    started = Worker(_CAP)
+def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worker]:
+    started = Worker(_CAP, tmp_path_factory.mktemp("spill"))
     yield started
     started.close()
 
@@ -126,7 +126,7 @@ def test_rows_past_max_rows_are_not_read(worker: Worker, tmp_path: Path) -> None
 
 
 def test_an_allocation_past_the_cap_is_an_out_of_memory_error(tmp_path: Path) -> None:
-    small = Worker(768 << 20)
+    small = Worker(768 << 20, tmp_path / "spill")
     try:
         sql = (
             "SELECT count(*) FROM (SELECT repeat('x', 10000000) || i::VARCHAR AS x "
@@ -144,7 +144,7 @@ def test_an_allocation_past_the_cap_is_an_out_of_memory_error(tmp_path: Path) ->
 
 
 def test_a_killed_worker_is_gone_and_not_reused(tmp_path: Path) -> None:
-    pool = WorkerPool(data_limit=_CAP, spare=0)
+    pool = WorkerPool(data_limit=_CAP, spill_root=tmp_path / "spill", spare=0)
     try:
         taken = pool.take()
         ticket = taken.send(_query(tmp_path, "SELECT count(*) FROM range(1000000000000)", []), {})
@@ -164,3 +164,17 @@ def test_a_killed_worker_is_gone_and_not_reused(tmp_path: Path) -> None:
         pool.give_back(again)
     finally:
         pool.close()
+
+
+def test_closing_a_worker_removes_what_it_spilled(tmp_path: Path) -> None:
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    worker = Worker(_CAP, spill)
+    left = spill / f"{worker.process.pid}-0123"  # as a killed statement leaves it
+    (left / "duckdb_temp_storage.tmp").parent.mkdir()
+    (left / "duckdb_temp_storage.tmp").write_bytes(b"x")
+    other = spill / "1-0123"
+    other.mkdir()
+    worker.close()
+    assert not left.exists()
+    assert other.exists()
