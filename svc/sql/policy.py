@@ -67,6 +67,8 @@ DENIED_FUNCTIONS: Final = frozenset(
         "enable_logging",
         "disable_logging",
         "truncate_duckdb_logs",
+        "write_log",
+        "parse_duckdb_log_message",
         "enable_profiling",
         "disable_profiling",
     }
@@ -87,6 +89,7 @@ DENIED_PREFIXES: Final = (
     "http_",
     "st_read",
     "logql_",  # the service's own functions, called by compiled LogQL only
+    "__internal",  # DuckDB's own, for COPY and filters it plans
 )
 """Name prefixes of refused functions."""
 
