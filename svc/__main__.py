@@ -15,6 +15,7 @@ __all__ = ["main", "parse_flags"]
 
 USAGE = """usage: svc [flags]
        svc catalog rebuild [-config.file=PATH]   list the lake's files in a new catalog
+       svc sql [-addr=URL] [-tenant=ID] [-format=...] QUERY   SQL against a running server
 
 svc is a multi-tenant log store with the HTTP API and query language of Grafana Loki:
 agents push to /loki/api/v1/push, Grafana and logcli query it unchanged. LogQL is compiled
@@ -136,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["catalog"]:
         return catalog_command(args[1:])
+    if args[:1] == ["sql"]:
+        from svc.sql.cli import sql_command
+
+        return sql_command(args[1:])
     # Arrow's default allocator keeps freed memory; the system one hands large blocks back,
     # so the head's memory is returned once it is flushed.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
