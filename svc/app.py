@@ -11,6 +11,7 @@ from types import FrameType
 from typing import Any, cast
 
 from litestar import Litestar, Request, Response
+from litestar.config.compression import CompressionConfig
 from litestar.exceptions import HTTPException
 from litestar.types import Middleware
 
@@ -22,6 +23,8 @@ from svc.api.detected_fields import (
     detected_fields,
     detected_fields_post,
 )
+from svc.api.detected_labels import detected_labels_get, detected_labels_post
+from svc.api.home import home
 from svc.api.index import (
     index_stats_get,
     index_stats_post,
@@ -39,8 +42,10 @@ from svc.api.patterns import patterns
 from svc.api.prom_rules import PROM_RULES_ROUTES
 from svc.api.push import push
 from svc.api.query import query, query_post, query_range, query_range_post
+from svc.api.request_log import request_log
 from svc.api.responses import text_response
 from svc.api.rules import RULES_ROUTES
+from svc.api.sql import sql_explain, sql_get, sql_post
 from svc.api.status import buildinfo, format_query_get, format_query_post, ready
 from svc.api.tail import tail
 from svc.config import Config
@@ -52,6 +57,7 @@ __all__ = ["create_app"]
 log = logging.getLogger(__name__)
 
 ROUTES = [
+    home,
     push,
     otlp_logs,
     query_range,
@@ -81,11 +87,21 @@ ROUTES = [
     detected_fields_post,
     detected_field_values,
     detected_field_values_post,
+    detected_labels_get,
+    detected_labels_post,
     openapi_json,
+    sql_get,
+    sql_post,
+    sql_explain,
 ]
 
 
-COMMON_ROUTES = [ready, buildinfo, format_query_get, format_query_post]
+COMPRESSION = CompressionConfig(backend="gzip", minimum_size=1400, gzip_compress_level=6)
+"""Answers are gzipped for clients that accept it, as the reference's query frontend does
+(``frontend.compress_responses``, on by default): from its 1400-byte threshold up, at
+Go's default level."""
+
+COMMON_ROUTES = [home, ready, buildinfo, format_query_get, format_query_post]
 """What every target serves besides its own routes (SPEC 4.1)."""
 
 
@@ -168,7 +184,12 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
 
     app = Litestar(
         route_handlers=_routes(config, rt),
-        middleware=[cast(Middleware, rt.metrics.middleware)],
+        middleware=[
+            cast(Middleware, rt.metrics.middleware),
+            cast(
+                Middleware, request_log(None if config.auth_enabled else rt.resolver.no_auth_tenant)
+            ),
+        ],
         exception_handlers={
             ServiceError: _service_error,
             LogQLError: _logql_error,
@@ -179,6 +200,7 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
         on_startup=[start],
         on_shutdown=[stop],
         request_max_body_size=None,
+        compression_config=COMPRESSION,
         openapi_config=None,
         logging_config=None,
     )

@@ -25,6 +25,8 @@ from svc.compactor.config import (
 from svc.config_fields import MIB, setting
 from svc.config_schema import active_period, schema_config_errors
 from svc.errors import ServiceError
+from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
+from svc.logging_setup import LOG_FORMATS
 from svc.query.memory import parse_memory_limit
 from svc.ruler.config import RulerConfig, ruler_config_errors
 from svc.tenancy import validate_tenant_id
@@ -45,6 +47,7 @@ __all__ = [
     "QueryRangeConfig",
     "SchemaConfig",
     "ServerConfig",
+    "SqlConfig",
     "StorageConfig",
     "TenantOverrides",
     "TsdbShipperConfig",
@@ -77,6 +80,7 @@ class ServerConfig:
     http_listen_port: int = setting(3100, "Port the HTTP server listens on.")
     grpc_listen_port: int = setting(9095, "gRPC port (reserved for the distributed modes).")
     log_level: str = setting("info", "Log level: debug, info, warn or error.")
+    log_format: str = setting("logfmt", "Log line format: logfmt or json.")
     grpc_server_max_send_msg_size: int = setting(4 * MIB, "Largest response a querier sends.")
 
 
@@ -190,6 +194,11 @@ class LimitsConfig:
     ruler_max_rules_per_rule_group: int = setting(0, "Most rules in one rule group (0: no limit).")
     ruler_max_rule_groups_per_tenant: int = setting(0, "Most rule groups per tenant (0: no limit).")
     ruler_remote_write_disabled: bool = setting(False, "Discard the tenant's recorded samples.")
+    discover_service_name: list[str] = setting(  # noqa: RUF009
+        list(DEFAULT_DISCOVER_SERVICE_NAME),
+        "Labels whose value a stream without service_name gets as one, in order (else"
+        " unknown_service); empty: no discovery.",
+    )
     discover_log_levels: bool = setting(
         True, "Find each entry's level (detected_level) from metadata, labels or its line."
     )
@@ -373,6 +382,29 @@ class PatternIngesterConfig:
 
 
 @dataclass
+class SqlConfig:
+    """Ad hoc SQL over a tenant's logs (``sql:``; ``/svc/api/v1/sql``)."""
+
+    timeout: float = setting(
+        0.0,
+        "Longest an SQL query may run before it is interrupted with 504 "
+        "(0: limits_config.query_timeout).",
+        duration=True,
+    )
+    max_rows: int = setting(
+        10_000,
+        "Most rows of a JSON answer (`truncated` says when there were more); CSV, Parquet "
+        "and Arrow answers are streamed whole.",
+    )
+    memory_limit: str = setting(
+        "",
+        "Memory one SQL query may use (DuckDB memory_limit), as a share (`10%`) or a size "
+        "(`1GiB`); empty: querier.query_memory_limit divided by querier.max_concurrent.",
+    )
+    threads: int = setting(2, "DuckDB threads of one SQL query.")
+
+
+@dataclass
 class StorageConfig:
     """Storage settings (``storage_config:``)."""
 
@@ -404,6 +436,7 @@ class Config:
     storage_config: StorageConfig = field(default_factory=StorageConfig)
     pattern_ingester: PatternIngesterConfig = field(default_factory=PatternIngesterConfig)
     ruler: RulerConfig = field(default_factory=RulerConfig)
+    sql: SqlConfig = field(default_factory=SqlConfig)
     overrides: dict[str, TenantOverrides] = setting(  # noqa: RUF009
         {}, "Per-tenant settings replacing limits_config ones, by tenant ID."
     )
@@ -451,6 +484,8 @@ def validate_config(config: Config) -> list[str]:
         errors.append(f"unrecognized target: {config.target}")
     if config.server.log_level not in _LOG_LEVELS:
         errors.append(f"unrecognized log level: {config.server.log_level}")
+    if config.server.log_format not in LOG_FORMATS:
+        errors.append(f"unrecognized log format: {config.server.log_format}")
     if not 0 < config.server.http_listen_port < 65536:
         errors.append(f"invalid http_listen_port: {config.server.http_listen_port}")
     if not config.common.path_prefix:
@@ -481,6 +516,7 @@ def validate_config(config: Config) -> list[str]:
         target=config.target,
         compactor_address=config.common.compactor_address or config.common.compactor_grpc_address,
     )
+    errors += _sql_errors(config.sql)
     errors += schema_config_errors(
         config.schema_config.configs,
         structured_metadata=config.limits_config.allow_structured_metadata,
@@ -488,6 +524,22 @@ def validate_config(config: Config) -> list[str]:
     errors += _override_errors(config)
     errors += _pattern_ingester_errors(config.pattern_ingester)
     errors += ruler_config_errors(config.ruler)
+    return errors
+
+
+def _sql_errors(cfg: SqlConfig) -> list[str]:
+    errors = []
+    if cfg.memory_limit:
+        try:
+            parse_memory_limit(cfg.memory_limit)
+        except ValueError as exc:
+            errors.append(f"sql.memory_limit: {exc}")
+    if cfg.max_rows <= 0:
+        errors.append("sql.max_rows must be positive")
+    if cfg.threads <= 0:
+        errors.append("sql.threads must be positive")
+    if cfg.timeout < 0:
+        errors.append("sql.timeout must not be negative")
     return errors
 
 

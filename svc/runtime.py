@@ -36,6 +36,7 @@ from svc.ops.services import Service, ServiceRegistry, State
 from svc.query.engine import QueryEngine
 from svc.query.memory import parse_memory_limit
 from svc.ruler.service import RULER_TARGETS, Ruler, build_ruler
+from svc.sql.service import SqlService, build_sql_service
 from svc.storage.store import Store, StoreSettings
 from svc.tenancy import TenantResolver
 
@@ -62,6 +63,10 @@ def push_limits(config: Config) -> PushLimits:
         allow_structured_metadata=limits.allow_structured_metadata,
         max_structured_metadata_size=limits.max_structured_metadata_size,
         max_structured_metadata_entries_count=limits.max_structured_metadata_entries_count,
+        discover_service_name=tuple(limits.discover_service_name),
+        discover_log_levels=limits.discover_log_levels,
+        log_level_fields=tuple(limits.log_level_fields),
+        log_level_from_json_max_depth=limits.log_level_from_json_max_depth,
     )
 
 
@@ -85,6 +90,7 @@ class Runtime:
     deletions: Deletions | None = None
     """Delete requests and their query-time filters (with ``retention_enabled``)."""
     compactor: Compactor | None = None
+    sql: SqlService | None = None
     _startup: threading.Thread | None = None
 
     @classmethod
@@ -137,6 +143,7 @@ class Runtime:
             ),
             cache_generations=CacheGenerations(store.catalog),
         )
+        rt.sql = build_sql_service(config, rt.engine, rt.metrics.registry)
         if config.target in RULER_TARGETS:
             rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry)
         rt._build_compactor()
@@ -179,7 +186,7 @@ class Runtime:
             )
         )
         self.services.add(self.ingester.service)
-        self.services.add(Service("querier", stopping=self.engine.close, depends_on=("store",)))
+        self.services.add(Service("querier", stopping=self._stop_querier, depends_on=("store",)))
         self.services.add(
             Service(
                 "index-gateway",
@@ -201,6 +208,11 @@ class Runtime:
         if self.ruler is not None:
             needs = ("wal", "querier")
             self.services.add(Service("ruler", self.ruler.start, self.ruler.stop, depends_on=needs))
+
+    def _stop_querier(self) -> None:
+        if self.sql is not None:
+            self.sql.close()
+        self.engine.close()
 
     def _replay(self) -> None:
         self.replayed_rows = self.store.replay_wal()

@@ -46,7 +46,7 @@ _RFC3339 = re.compile(
 
 
 def parse_rfc3339_ns(text: str) -> int:
-    """Unix ns of an RFC 3339 time (fractional seconds allowed); raises ValueError."""
+    """Unix ns of an RFC 3339 time with up to 9 fraction digits; ValueError otherwise."""
     match = _RFC3339.match(text)
     if match is None:
         raise ValueError(f'cannot parse "{text}" to a valid timestamp')

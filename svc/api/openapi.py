@@ -70,8 +70,10 @@ MAX_INTERVAL = _param("max_interval", "Largest shard, a Go duration (s, m, h).")
 REQUEST_ID = _param("request_id", "ID of the delete request.")
 FORCE = _param("force", "true cancels a partly processed request.")
 QUERYTIME = _param("for_querytime_filtering", "true: unfinished requests only (sqlite store).")
+SQL_QUERY = _param("query", "SQL text (on POST also the body, or a form or JSON field).")
 
 _TEXT: Final = {"text/plain": {"schema": {"type": "string"}}}
+_HTML: Final = {"text/html": {"schema": {"type": "string"}}}
 _JSON: Final = {"application/json": {"schema": {"type": "object"}}}
 _ERRORS: Final = {
     "400": {"description": "Bad request (message in the body).", "content": _TEXT},
@@ -156,6 +158,29 @@ RULE_FILTERS = (
     _param("rule_group", "Groups to list (repeatable)."),
     _param("rule_name", "Rules to list (repeatable)."),
 )
+SQL_BODY: Final = {
+    "required": False,
+    "content": {
+        "text/plain": {"schema": {"type": "string"}},
+        "application/sql": {"schema": {"type": "string"}},
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    name: {"type": "string"} for name in ("query", "start", "end", "since")
+                },
+            }
+        },
+        "application/x-www-form-urlencoded": {"schema": {"type": "object"}},
+    },
+}
+SQL_RESULTS: Final = {
+    **_JSON,
+    "text/csv": {"schema": {"type": "string"}},
+    "application/vnd.columnar.parquet": {"schema": {"type": "string", "format": "binary"}},
+    "application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}},
+    "application/vnd.apache.arrow.stream": {"schema": {"type": "string", "format": "binary"}},
+}
 FORM_BODY: Final = {
     "required": False,
     "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object"}}},
@@ -238,11 +263,32 @@ OPERATIONS: Final = (
         body=FORM_BODY,
     ),
     Operation(
+        f"{_API}/detected_labels",
+        "GET POST",
+        "Stream labels with their cardinality.",
+        (SELECTOR, *_RANGE),
+        body=FORM_BODY,
+    ),
+    Operation(
         f"{_API}/detected_field/{{name}}/values",
         "GET POST",
         "Values of a detected field.",
         (QUERY, *_RANGE, STEP, LINE_LIMIT, LIMIT),
         body=FORM_BODY,
+    ),
+    Operation(
+        f"{_API}/sql",
+        "GET POST",
+        "Read-only SQL over the tenant's logs and streams views (and logql()).",
+        (SQL_QUERY, *_RANGE),
+        body=SQL_BODY,
+        ok_type=SQL_RESULTS,
+    ),
+    Operation(
+        f"{_API}/sql/explain",
+        "GET",
+        "The SQL a LogQL query compiles to.",
+        (QUERY, *_RANGE, LIMIT, STEP, DIRECTION),
     ),
     Operation(f"{_API}/format_query", "GET POST", "Pretty-print LogQL.", (QUERY,), body=FORM_BODY),
     Operation(f"{_API}/status/buildinfo", "GET", "Build information."),
@@ -287,6 +333,7 @@ OPERATIONS: Final = (
     Operation("/api/prom/label", "GET", "Deprecated label names.", _RANGE),
     Operation("/api/prom/label/{name}/values", "GET", "Deprecated label values.", _RANGE),
     Operation("/api/prom/series", "GET", "Deprecated series.", (MATCH, *_RANGE)),
+    Operation("/", "GET", "Home page: version and links.", ok_type=_HTML),
     Operation("/ready", "GET", "Readiness.", ok_type=_TEXT),
     Operation("/metrics", "GET", "Prometheus metrics.", ok_type=_TEXT),
     Operation("/services", "GET", "Internal services and states.", ok_type=_TEXT),

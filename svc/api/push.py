@@ -14,7 +14,7 @@ from svc.ingest.push import decode_push
 from svc.runtime import Runtime
 from svc.timestamps import parse_timestamp_ns
 
-__all__ = ["check_blocked", "push", "read_body"]
+__all__ = ["LEGACY_PUSH_PATH", "check_blocked", "push", "read_body"]
 
 
 async def read_body(request: Request[Any, Any, Any], limits: PushLimits) -> bytes:
@@ -48,7 +48,10 @@ def check_blocked(rt: Runtime, tenant: str) -> Response[bytes] | None:
     return Response(message.encode(), status_code=status, media_type="text/plain")
 
 
-@post(api_paths("/push", "/api/prom/push"), status_code=200)
+LEGACY_PUSH_PATH = "/api/prom/push"
+
+
+@post(api_paths("/push", LEGACY_PUSH_PATH), status_code=200)
 async def push(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Accept a JSON or protobuf+snappy push; 204 once it is durable."""
     rt = runtime(request)
@@ -64,6 +67,8 @@ async def push(request: Request[Any, Any, Any]) -> Response[bytes]:
         content_encoding=request.headers.get("content-encoding"),
         limits=rt.limits,
         now_ns=time.time_ns(),
+        # As the reference, only the deprecated path takes the legacy JSON format.
+        legacy=request.url.path == LEGACY_PUSH_PATH,
     )
     await rt.store.push(tenant, streams)
     return Response(b"", status_code=204)

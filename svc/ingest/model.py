@@ -7,7 +7,24 @@ from dataclasses import dataclass
 # Re-exported: the decoders' result type lives in svc.model, below storage and query.
 from svc.model import PushStream
 
-__all__ = ["PushLimits", "PushStream"]
+# The reference's default ``discover_service_name`` list, in its order.
+DEFAULT_DISCOVER_SERVICE_NAME = (
+    "service",
+    "app",
+    "application",
+    "app_name",
+    "name",
+    "app_kubernetes_io_name",
+    "container",
+    "container_name",
+    "k8s_container_name",
+    "component",
+    "workload",
+    "job",
+    "k8s_job_name",
+)
+
+__all__ = ["DEFAULT_DISCOVER_SERVICE_NAME", "PushLimits", "PushStream"]
 
 _MIB = 1 << 20
 _NS_PER_SECOND = 1_000_000_000
@@ -42,3 +59,11 @@ class PushLimits:
     unlimited."""
     max_structured_metadata_entries_count: int = 128
     """Most structured metadata pairs on one entry; 0 means unlimited."""
+    discover_service_name: tuple[str, ...] = DEFAULT_DISCOVER_SERVICE_NAME
+    """Labels whose value becomes a missing ``service_name``, in order; empty: no discovery."""
+    discover_log_levels: bool = True
+    """Add each entry's ``detected_level`` to its structured metadata."""
+    log_level_fields: tuple[str, ...] = ()
+    """Names of level fields in order of preference; empty: the reference's list."""
+    log_level_from_json_max_depth: int = 2
+    """Depth of JSON objects searched for a level field (0 or less: any)."""

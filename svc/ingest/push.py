@@ -8,7 +8,7 @@ per-entry work left in Python is a few ``map``/comprehension passes per stream.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from google.protobuf.message import DecodeError
@@ -17,10 +17,12 @@ from logql_to_sql import LogQLError, parse_labels
 from schemas import push_pb2
 from svc.errors import BadRequestError
 from svc.ingest.body import check_body_size, decode_content_encoding, media_type, snappy_decode
+from svc.ingest.discovery import add_levels, service_name_key, with_service_name
 from svc.ingest.labels import label_key, sanitize_label_name
 from svc.ingest.model import PushLimits
 from svc.ingest.validate import validate_entries, validate_labels
 from svc.model import PushStream
+from svc.timestamps import parse_rfc3339_ns
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -28,6 +30,12 @@ if TYPE_CHECKING:
 __all__ = ["PushLimits", "PushStream", "check_body_size", "decode_push"]
 
 _ENCODINGS = frozenset({"gzip", "deflate", "snappy"})
+_PROTOBUF_TYPES = frozenset({"application/x-protobuf", "application/protobuf"})
+_CONTENT_TYPE_HINT = (
+    " (a push body is read as snappy-compressed protobuf unless its Content-Type is"
+    " application/json: send JSON with Content-Type: application/json, protobuf with"
+    " Content-Type: application/x-protobuf)"
+)
 _NS = 1_000_000_000
 _get_ts = attrgetter("ts")
 _get_line = attrgetter("line")
@@ -55,6 +63,25 @@ class _JsonPush(msgspec.Struct, frozen=True):
 _JSON_DECODER = msgspec.json.Decoder(_JsonPush)
 
 
+# The legacy (v0) JSON format: label text and RFC 3339 times, as /api/prom/push takes it.
+class _LegacyEntry(msgspec.Struct, frozen=True):
+    ts: str
+    line: str = ""
+    metadata: dict[str, str] | None = msgspec.field(default=None, name="structuredMetadata")
+
+
+class _LegacyStream(msgspec.Struct, frozen=True):
+    labels: str | None = None
+    entries: list[_LegacyEntry] | None = None
+
+
+class _LegacyPush(msgspec.Struct, frozen=True):
+    streams: list[_LegacyStream] = []
+
+
+_LEGACY_DECODER = msgspec.json.Decoder(_LegacyPush)
+
+
 def decode_push(
     body: bytes,
     *,
@@ -62,17 +89,28 @@ def decode_push(
     content_encoding: str | None,
     limits: PushLimits,
     now_ns: int,
+    legacy: bool = False,
 ) -> list[PushStream]:
     """Decode and validate a push body; raise a ServiceError (400/413) on any problem.
 
-    ``application/json`` bodies are JSON; anything else is a snappy-compressed
-    ``logproto.PushRequest``. ``Content-Encoding`` gzip or deflate is undone first.
-    Nothing is returned unless the whole request is valid.
+    ``application/json`` bodies are JSON (with ``legacy``, the v0 format of
+    ``/api/prom/push``: ``{"streams": [{"labels": "{...}", "entries": [{"ts": "<RFC 3339>",
+    "line": "..."}]}]}``, or a v1 body, told apart by its keys); anything else is a
+    snappy-compressed ``logproto.PushRequest``. ``Content-Encoding`` gzip or deflate is
+    undone first. Nothing is returned unless the whole request is valid.
     """
     data = decode_content_encoding(body, content_encoding, limits, allowed=_ENCODINGS)
     if media_type(content_type) == "application/json":
+        if legacy:
+            return _decode_legacy_json(data, limits, now_ns)
         return _decode_json(data, limits, now_ns)
-    return _decode_protobuf(snappy_decode(data, limits), limits, now_ns)
+    try:
+        decompressed = snappy_decode(data, limits)
+    except BadRequestError as exc:
+        if media_type(content_type) in _PROTOBUF_TYPES:
+            raise
+        raise BadRequestError(exc.message + _CONTENT_TYPE_HINT) from exc
+    return _decode_protobuf(decompressed, limits, now_ns)
 
 
 def metadata_pairs(items: Iterable[tuple[str, str]]) -> Pairs:
@@ -93,9 +131,15 @@ def _finish(
     now_ns: int,
 ) -> PushStream:
     timestamps, lines, metadata = columns
+    # A stream without labels is refused (LIMITS.md) rather than named unknown_service.
+    if labels:
+        discovered = with_service_name(labels, limits.discover_service_name)
+        if discovered is not labels:
+            labels = discovered
+            raw, key = service_name_key(raw, key, labels)
     validate_labels(labels, raw, limits)
     validate_entries(key, timestamps, lines, metadata, limits, now_ns)
-    return PushStream(labels, key, timestamps, lines, metadata)
+    return add_levels(PushStream(labels, key, timestamps, lines, metadata), limits)
 
 
 # --- JSON --------------------------------------------------------------------------
@@ -132,19 +176,56 @@ def _json_stream(stream: _JsonStream, index: int, limits: PushLimits, now_ns: in
 
 
 def _decode_json(data: bytes, limits: PushLimits, now_ns: int) -> list[PushStream]:
-    try:
-        try:
-            request = _JSON_DECODER.decode(data)
-        except UnicodeDecodeError:
-            # Go keeps invalid UTF-8 in strings and shows it as U+FFFD; store it so, as
-            # the protobuf path does.
-            request = _JSON_DECODER.decode(data.decode("utf-8", "replace").encode())
-    except msgspec.DecodeError as exc:
-        raise BadRequestError(str(exc)) from exc
+    request: _JsonPush = _decode_json_document(data, _JSON_DECODER)
     streams = [
         _json_stream(stream, index, limits, now_ns) for index, stream in enumerate(request.streams)
     ]
     return [stream for stream in streams if stream.timestamps]
+
+
+def _decode_json_document(data: bytes, decoder: msgspec.json.Decoder[Any]) -> Any:
+    try:
+        try:
+            return decoder.decode(data)
+        except UnicodeDecodeError:
+            # Go keeps invalid UTF-8 in strings and shows it as U+FFFD; store it so, as
+            # the protobuf path does.
+            return decoder.decode(data.decode("utf-8", "replace").encode())
+    except msgspec.DecodeError as exc:
+        raise BadRequestError(str(exc)) from exc
+
+
+def _legacy_timestamp(text: str, index: int, position: int) -> int:
+    try:
+        return parse_rfc3339_ns(text)
+    except ValueError:
+        raise BadRequestError(
+            f'invalid timestamp "{text}": the legacy push format expects an RFC 3339 time'
+            f" such as 2006-01-02T15:04:05.999999999Z - at `$.streams[{index}].entries"
+            f"[{position}].ts` (or push Unix nanoseconds to /loki/api/v1/push)"
+        ) from None
+
+
+def _decode_legacy_json(data: bytes, limits: PushLimits, now_ns: int) -> list[PushStream]:
+    request: _LegacyPush = _decode_json_document(data, _LEGACY_DECODER)
+    if request.streams and all(s.labels is None and s.entries is None for s in request.streams):
+        # Not the legacy shape at all: a v1 body sent to the old path is read as v1.
+        return _decode_json(data, limits, now_ns)
+    cache = _LabelCache()
+    out: list[PushStream] = []
+    for index, stream in enumerate(request.streams):
+        text = stream.labels or ""
+        labels, key = cache.get(text)
+        entries = stream.entries or []
+        timestamps = [_legacy_timestamp(e.ts, index, i) for i, e in enumerate(entries)]
+        metadata = None
+        if any(map(_get_metadata, entries)):
+            metadata = _metadata_or_none(
+                [metadata_pairs(sorted((e.metadata or {}).items())) for e in entries]
+            )
+        columns = (timestamps, [e.line for e in entries], metadata)
+        out.append(_finish(labels, text, key, columns, limits, now_ns))
+    return [stream for stream in out if stream.timestamps]
 
 
 # --- protobuf ----------------------------------------------------------------------

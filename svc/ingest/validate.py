@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from svc.ingest.model import PushLimits
 
-__all__ = ["format_rfc3339", "validate_entries", "validate_labels"]
+__all__ = ["format_rfc3339", "unit_hint", "validate_entries", "validate_labels"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SERVICE_NAME = "service_name"
@@ -31,6 +31,18 @@ def format_rfc3339(ns: int) -> str:
     """Format Unix nanoseconds as RFC 3339 in UTC, to the second (Go's ``time.RFC3339``)."""
     moment = _EPOCH + timedelta(microseconds=ns // 1000)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# Integer timestamps in a smaller unit than nanoseconds land in early 1970.
+_UNITS = ((10**10, "seconds"), (10**13, "milliseconds"), (10**16, "microseconds"))
+
+
+def unit_hint(ns: int) -> str:
+    """A note for a timestamp that looks like seconds, ms or µs rather than nanoseconds."""
+    for bound, unit in _UNITS:
+        if 0 < ns < bound:
+            return f" (timestamps are Unix nanoseconds; this one looks like {unit})"
+    return ""
 
 
 def validate_labels(labels: tuple[tuple[str, str], ...], raw: str, limits: PushLimits) -> None:
@@ -67,7 +79,7 @@ def _check_timestamps(key: str, timestamps: Sequence[int], limits: PushLimits, n
     if limits.reject_old_samples and oldest < floor:
         raise BadRequestError(
             f"entry for stream '{key}' has timestamp too old: {format_rfc3339(oldest)}, "
-            f"oldest acceptable timestamp is: {format_rfc3339(floor)}"
+            f"oldest acceptable timestamp is: {format_rfc3339(floor)}{unit_hint(oldest)}"
         )
     if newest > now + limits.creation_grace_period_ns:
         raise BadRequestError(

@@ -15,7 +15,9 @@ from typing import Any
 import httpx
 import yaml
 
-__all__ = ["Server", "base_config", "free_port", "merge"]
+from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
+
+__all__ = ["DISCOVERY", "Server", "base_config", "free_port", "merge"]
 
 
 def free_port() -> int:
@@ -37,12 +39,24 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+DISCOVERY = {
+    "discover_service_name": list(DEFAULT_DISCOVER_SERVICE_NAME),
+    "discover_log_levels": True,
+}
+"""``limits_config`` keys that turn ``service_name`` and ``detected_level`` discovery back
+on, as they are by default."""
+
+
 def base_config(data_dir: Path) -> dict[str, Any]:
-    """What every test instance sets: its data directory, and old samples accepted."""
-    return {
-        "common": {"path_prefix": str(data_dir)},
-        "limits_config": {"reject_old_samples": False},
+    """What every test instance sets: its data directory, old samples accepted, and no
+    ``service_name`` or ``detected_level`` discovery, so that tests see the labels and
+    metadata they push (tests of discovery turn it back on with ``DISCOVERY``)."""
+    limits = {
+        "reject_old_samples": False,
+        "discover_service_name": [],
+        "discover_log_levels": False,
     }
+    return {"common": {"path_prefix": str(data_dir)}, "limits_config": limits}
 
 
 @dataclass
@@ -54,6 +68,8 @@ class Server:
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment variables of the process (``SVC_FAULT_INJECTION`` in tests)."""
     port: int = field(default_factory=free_port)
+    args: tuple[str, ...] = ()
+    """Command-line flags after ``-config.file``."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -78,7 +94,7 @@ class Server:
         config_path.write_text(yaml.safe_dump(self.config()))
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "svc", f"-config.file={config_path}"],
+            [sys.executable, "-m", "svc", f"-config.file={config_path}", *self.args],
             stdout=log,
             stderr=log,
             cwd=self.root,

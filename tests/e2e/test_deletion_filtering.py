@@ -316,3 +316,25 @@ def test_tail_history_and_live_entries(make_server: Callable[..., Server]) -> No
             )
             live = json.loads(ws.recv(timeout=10))
             assert [v[1] for s in live["streams"] for v in s["values"]] == ["keep new"]
+
+
+def test_sql_views(filtered: InProcessApp) -> None:
+    def sql(query: str) -> list[list[Any]]:
+        with filtered.client("t") as client:
+            answer = client.post(
+                "/svc/api/v1/sql",
+                params=WINDOW,
+                content=query,
+                headers={"Content-Type": "application/sql"},
+            )
+        assert answer.status_code == 200, answer.text
+        rows: list[list[Any]] = answer.json()["data"]["rows"]
+        return rows
+
+    counts = sql("SELECT labels['app'] AS app, count(*) FROM logs GROUP BY 1 ORDER BY 1")
+    assert counts == [[app, n] for app, n in sorted(VISIBLE.items()) if n]
+    deleted = sql(
+        "SELECT count(*) FROM logs WHERE contains(line, 'secret') "
+        "OR contains(line, '\"bob\"') OR starts_with(line, 'all of b')"
+    )
+    assert deleted == [[0]]

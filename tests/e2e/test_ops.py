@@ -46,7 +46,7 @@ def test_log_level_changes_what_is_logged(make_server: Callable[..., Server]) ->
     with srv.client("t") as client:
         assert client.get("/log_level").json() == {"message": "Current log level is info"}
         client.get("/ready")
-        assert "GET /ready (200)" not in srv.log_path.read_text()
+        assert "path=/ready org_id=t status=200" not in srv.log_path.read_text()
 
         response = client.post("/log_level", data={"log_level": "debug"})
         assert response.status_code == 200
@@ -55,7 +55,9 @@ def test_log_level_changes_what_is_logged(make_server: Callable[..., Server]) ->
         client.get("/ready")
         # the request line is logged after the response is sent
         deadline = time.monotonic() + 5
-        while not re.search(r"level=debug .*GET /ready \(200\)", srv.log_path.read_text()):
+        while not re.search(
+            r"level=debug .*path=/ready org_id=t status=200", srv.log_path.read_text()
+        ):
             assert time.monotonic() < deadline, srv.log_path.read_text()
             time.sleep(0.02)
         assert "log_level: debug" in client.get("/config").text
@@ -123,7 +125,11 @@ def test_config_modes(server: Server) -> None:
     assert yaml.safe_load(diffs.text) == {
         "server": {"http_listen_address": "127.0.0.1", "http_listen_port": server.port},
         "common": {"path_prefix": str(server.data_dir)},
-        "limits_config": {"reject_old_samples": False},
+        "limits_config": {
+            "reject_old_samples": False,
+            "discover_service_name": [],
+            "discover_log_levels": False,
+        },
     }
     defaults = yaml.safe_load(httpx.get(server.url + "/config?mode=defaults").text)
     assert defaults["server"]["http_listen_port"] == 3100
