@@ -12,8 +12,9 @@ fields are read from them, not removed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -105,7 +106,8 @@ class LineParser:
     def __init__(self, fmt: str, options: ParseOptions, limits: PushLimits) -> None:
         self.format = fmt
         self.options = options
-        self.limits = limits
+        # A backfill takes entries of any age (the push decoders check the rest).
+        self.limits = replace(limits, reject_old_samples=False)
         self.time_field = options.time_field
         self._duckdb: duckdb.DuckDBPyConnection | None = None
 
@@ -235,7 +237,7 @@ class LineParser:
                     content_type="application/json",
                     content_encoding=None,
                     limits=self.limits,
-                    now_ns=0,
+                    now_ns=time.time_ns(),
                 )
             except ServiceError as exc:
                 rejects.append(Reject(number, reason, exc.message))

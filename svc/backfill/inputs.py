@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 import pyarrow as pa
 
@@ -81,47 +81,57 @@ class LineChunk:
     """Bytes of the input (as stored) consumed so far, for progress."""
 
 
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+class _Tellable(Protocol):
+    def tell(self) -> int: ...
+
+
 class _HashingReader:
     """A binary stream that hashes what is read through it (stdin)."""
 
     def __init__(self, inner: BinaryIO, source: Source) -> None:
         self.inner = inner
         self.source = source
-        self.closed = False
+        self.position = 0
 
-    def read(self, size: int = -1) -> bytes:
+    def read(self, size: int = -1, /) -> bytes:
         data = self.inner.read(size)
         self.source.digest.update(data)
+        self.position += len(data)
         return data
 
+    def tell(self) -> int:
+        return self.position
 
-def _open(source: Source) -> tuple[pa.NativeFile, BinaryIO | None]:
-    """The decompressed stream of an input, and the raw handle (for its position)."""
-    raw: BinaryIO
+    def close(self) -> None:
+        """Stdin stays open."""
+
+
+def _open(source: Source) -> tuple[_Readable, _Tellable]:
+    """The decompressed stream of an input, and what tells the bytes consumed of it."""
     if source.path is None:
-        raw = _HashingReader(sys.stdin.buffer, source)  # type: ignore[assignment]
-        stream: pa.NativeFile = pa.PythonFile(raw, mode="r")
-        return stream, None
-    raw = source.path.open("rb")
-    stream = pa.PythonFile(raw, mode="r")
-    if source.codec is not None:
-        stream = pa.CompressedInputStream(stream, source.codec)
-    return stream, raw
+        reader = _HashingReader(sys.stdin.buffer, source)
+        return reader, reader
+    if source.codec is None:
+        handle = source.path.open("rb")
+        return handle, handle
+    raw = pa.OSFile(str(source.path))
+    return pa.CompressedInputStream(raw, source.codec), raw
 
 
 def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk]:
     """The input's lines in chunks of about ``chunk_bytes`` (a line is never split)."""
-    stream, raw = _open(source)
+    stream, position = _open(source)
     line = 1
-    consumed = 0
     rest = b""
     try:
         while True:
             block = stream.read(chunk_bytes)
-            if raw is not None:
-                consumed = raw.tell()
-            else:
-                consumed += len(block)
             if not block:
                 break
             data = rest + block
@@ -131,14 +141,12 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Line
                 continue
             rest = data[cut:]
             whole = data[:cut]
-            yield LineChunk(line, whole, consumed)
+            yield LineChunk(line, whole, position.tell())
             line += whole.count(b"\n")
         if rest:
-            yield LineChunk(line, rest + b"\n", consumed)
+            yield LineChunk(line, rest + b"\n", position.tell())
     finally:
         stream.close()
-        if raw is not None:
-            raw.close()
 
 
 def first_line(source: Source) -> bytes:

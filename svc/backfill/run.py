@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -168,16 +169,20 @@ def _import(
 ) -> None:
     content_hash: str | None = None
     reader = _Reader(settings, source)
+    file_key = f"stdin:{uuid.uuid4().hex}"
     if source.path is not None:
         content_hash = source.hash_file()
         reader.resolve_format()
-        if catalog.backfilled(input_key(settings, reader.format, content_hash)) is not None:
+        file_key = input_key(settings, reader.format, content_hash)
+        if catalog.backfilled(file_key) is not None:
             summary.skipped.append(source.name)
             summary.bytes += source.size
             return
     stager = None
     if run is not None:
-        stager = Stager(run, settings.tenant, "", settings.row_group_rows, settings.budget_bytes)
+        stager = Stager(
+            run, settings.tenant, file_key, settings.row_group_rows, settings.budget_bytes
+        )
     rows = 0
     now = time.time_ns()
     done_bytes = 0
@@ -197,8 +202,8 @@ def _import(
             progress(summary, raw_offset)
     if stager is None:
         return
-    stager.key = input_key(settings, reader.format, content_hash or source.digest.hexdigest())
-    if stager.publish(catalog, settings.root, source.name, rows):
+    key = input_key(settings, reader.format, content_hash or source.digest.hexdigest())
+    if stager.publish(catalog, settings.root, key, source.name, rows):
         summary.imported += 1
         summary.files += len(stager.entries)
         summary.days.update(e.day for e in stager.entries)

@@ -81,6 +81,8 @@ class Stager:
     run: StagingRun
     tenant: str
     key: str
+    """The manifest key written in the files' metadata (an input read from stdin is
+    hashed as it is read: its files carry a key of the run instead)."""
     row_group_rows: int
     budget_bytes: int
     _days: dict[int, list[pa.Table]] = field(default_factory=dict)
@@ -156,12 +158,13 @@ class Stager:
             for stream_id, s in self._streams.items()
         ]
 
-    def publish(self, catalog: Catalog, root: Path, name: str, rows: int) -> bool:
+    def publish(self, catalog: Catalog, root: Path, key: str, name: str, rows: int) -> bool:
         """Move the staged files into the lake and list them with their streams and the
-        manifest row, atomically; returns False when the input was imported meanwhile."""
+        manifest row (``key``), atomically; returns False when the manifest already has
+        the input."""
         self.write()
         paths = [e.path for e in self.entries]
-        imported = BackfillInput(self.key, self.tenant, name, rows, len(paths), time.time_ns())
+        imported = BackfillInput(key, self.tenant, name, rows, len(paths), time.time_ns())
         lake = root / "lake"
         moved = False
 

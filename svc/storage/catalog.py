@@ -116,12 +116,13 @@ class Catalog:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
-        self._data_version: int | None = None
+        self._data_version = 0
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
             self._db.execute("PRAGMA quick_check").fetchall()
+            self._data_version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise CatalogUnreadableError(
@@ -215,16 +216,14 @@ class Catalog:
     def backfilled(self, key: str) -> BackfillInput | None:
         """The manifest row of an input already backfilled, or None."""
         with self._lock:
-            row = self._db.execute(
-                "SELECT * FROM backfill_inputs WHERE key=?", (key,)
-            ).fetchone()
+            row = self._db.execute("SELECT * FROM backfill_inputs WHERE key=?", (key,)).fetchone()
         return None if row is None else BackfillInput(*row)
 
     def changed_elsewhere(self) -> bool:
         """Whether another process committed since the last call (a backfill)."""
         with self._lock:
             version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
-        changed = self._data_version is not None and version != self._data_version
+        changed = version != self._data_version
         self._data_version = version
         return changed
 
@@ -260,10 +259,7 @@ class Catalog:
         )
         self._db.executemany(
             "INSERT OR REPLACE INTO file_streams VALUES (?,?,?,?,?,?)",
-            [
-                (r.path, r.stream_id, r.rows, r.line_bytes, r.min_ts, r.max_ts)
-                for r in file_streams
-            ],
+            [(r.path, r.stream_id, r.rows, r.line_bytes, r.min_ts, r.max_ts) for r in file_streams],
         )
 
     def remove_files(self, paths: Iterable[str]) -> None:

@@ -11,7 +11,8 @@ a fault and optionally how many calls fail before the site works again::
 
 Sites: ``wal.write``, ``wal.sync``, ``wal.truncate``, ``wal.open`` (a new segment),
 ``lake.write``, ``lake.sync``, ``catalog.commit`` and ``disk.usage``. Faults: ``enospc``,
-``eio`` and, for writes, ``short`` (half the bytes land, then ENOSPC). The file is read
+``eio``, for writes ``short`` (half the bytes land, then ENOSPC), and ``sigkill`` (the
+process kills itself with SIGKILL there: a ``kill -9`` at an exact point). The file is read
 again whenever it changes, so a test turns faults on and off while the server runs.
 Without the variable every function here is the plain system call.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sqlite3
 import threading
 from pathlib import Path
@@ -61,7 +63,9 @@ class _Injector:
                 if remaining <= 0:
                     return None
                 found[1] = remaining - 1
-            return str(kind)
+        if kind == "sigkill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return str(kind)
 
     def _reload(self) -> None:
         # Read on every call (test mode only): a changed mtime can go unnoticed between
