@@ -21,6 +21,7 @@ from svc.api.detected_fields import (
     detected_fields,
     detected_fields_post,
 )
+from svc.api.export import export
 from svc.api.index import (
     index_stats_get,
     index_stats_post,
@@ -81,6 +82,7 @@ ROUTES = [
     detected_field_values,
     detected_field_values_post,
     openapi_json,
+    export,
 ]
 
 

@@ -71,6 +71,10 @@ _ERRORS: Final = {
     "431": {"description": "Request line and headers over 1 MiB.", "content": _TEXT},
     "504": {"description": "Query timed out.", "content": _TEXT},
 }
+_EXPORT: Final = {
+    "application/vnd.columnar.parquet": {"schema": {"type": "string", "format": "binary"}},
+    "application/x-ndjson": {"schema": {"type": "string"}},
+}
 _LABELS_SCHEMA: Final = {
     "type": "object",
     "additionalProperties": {"type": "string"},
@@ -222,6 +226,14 @@ OPERATIONS: Final = (
         body=FORM_BODY,
     ),
     Operation(f"{_API}/patterns", "GET", "Detected patterns.", (QUERY, *_RANGE, STEP)),
+    Operation(
+        f"{_API}/export",
+        "GET",
+        "Every entry of a log query, no limit, streamed oldest first: Parquet "
+        "(Accept: application/vnd.columnar.parquet; timestamp, labels, line) or JSON lines.",
+        (QUERY, *_RANGE),
+        ok_type=_EXPORT,
+    ),
     Operation(
         f"{_API}/detected_fields",
         "GET POST",

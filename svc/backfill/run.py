@@ -67,8 +67,9 @@ class BackfillSettings:
     options: ParseOptions = field(default_factory=ParseOptions)
     format: str = "auto"
     row_group_rows: int = 131072
-    budget_bytes: int = 128 * _MIB
-    """Buffered Arrow bytes before staged files are written (bounds memory)."""
+    budget_bytes: int = 64 * _MIB
+    """Buffered Arrow bytes before staged files are written: bounds memory (writing
+    takes about twice as much again) and makes files of about a flush's size."""
     strict: bool = False
     dry_run: bool = False
     reported_rejects: int = 100

@@ -99,8 +99,11 @@ class Stager:
             return
         self._observe(rows, streams)
         days = pc.divide(rows["ts"], pa.scalar(DAY_NS, pa.int64()))
-        for day in pc.unique(days).to_pylist():
-            part = rows.filter(pc.equal(days, pa.scalar(day, pa.int64())))
+        numbers = pc.unique(days).to_pylist()
+        for day in numbers:
+            part = rows
+            if len(numbers) > 1:  # a chunk holds one day almost always: no copy then
+                part = rows.filter(pc.equal(days, pa.scalar(day, pa.int64())))
             self._days.setdefault(day, []).append(part)
             self._buffered += part.nbytes
         if self._buffered >= self.budget_bytes:
