@@ -16,6 +16,7 @@ __all__ = ["main", "parse_flags"]
 USAGE = """usage: svc [flags]
        svc catalog rebuild [-config.file=PATH]   list the lake's files in a new catalog
        svc backfill [flags] FILE|DIR|- ...       import old logs into the lake (-h: flags)
+       svc export -query=Q -from=T -to=T -o=PATH export a log query from a server (-h)
   -config.file=PATH                   YAML configuration file (default: built-in defaults)
   -verify-config                      validate the configuration, print every error, exit
   -target=all                         components to run (all, read, write, backend, ...)
@@ -118,6 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from svc.backfill.command import backfill_command
 
         return backfill_command(args[1:])
+    if args[:1] == ["export"]:
+        from svc.export_command import export_command
+
+        return export_command(args[1:])
     # Arrow's default allocator keeps freed memory; the system one hands large blocks back,
     # so the head's memory is returned once it is flushed.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -162,3 +165,45 @@ def test_a_client_that_goes_away_stops_the_export(make_server: Callable[..., Ser
     assert "export stopped" in line, line
     done = int(line.split("slices=")[1].split("/")[0])
     assert done < days, line
+
+
+def test_svc_export_writes_files_and_day_partitions(
+    make_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    srv = make_server()
+    with srv.client("nb") as client:
+        assert push(client, _entries()).status_code == 204
+        expected = _paged(client, '{env="prod"}')
+
+    def svc_export(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "svc", "export", f"-url={srv.url}", "-tenant=nb", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    window = (f"-from={RANGE['start']}", "-to=2023-11-17T22:13:20Z", '-query={env="prod"}')
+    done = svc_export(*window, f"-o={tmp_path / 'all.parquet'}")
+    assert done.returncode == 0, done.stderr
+    assert _parquet_rows((tmp_path / "all.parquet").read_bytes()) == expected
+
+    done = svc_export(*window, f"-o={tmp_path / 'all.jsonl'}")
+    assert done.returncode == 0, done.stderr
+    lines = (tmp_path / "all.jsonl").read_text().splitlines()
+    assert len(lines) == len(expected)
+
+    done = svc_export(*window, "-split-by=day", "-format=csv", f"-o={tmp_path / 'days'}")
+    assert done.returncode == 0, done.stderr
+    days = sorted(p.parent.name for p in (tmp_path / "days").rglob("part-0.csv"))
+    assert days == ["day=2023-11-14", "day=2023-11-15", "day=2023-11-16", "day=2023-11-17"]
+    ((count,),) = duckdb.execute(
+        "SELECT count(*) FROM read_csv(?, hive_partitioning = true)",
+        [str(tmp_path / "days" / "*" / "*.csv")],
+    ).fetchall()
+    assert count == len(expected)
+
+    refused = svc_export('-query=count_over_time({a="b"}[1m])', "-from=0", "-to=1", "-o=x")
+    assert refused.returncode == 1
+    assert "export takes a log query" in refused.stderr
