@@ -15,6 +15,7 @@ from litestar.exceptions import HTTPException
 from litestar.types import Middleware
 
 from logql_to_sql import LogQLError
+from svc.api.backfill import backfill_upload
 from svc.api.detected_fields import (
     detected_field_values,
     detected_field_values_post,
@@ -83,6 +84,7 @@ ROUTES = [
     detected_field_values_post,
     openapi_json,
     export,
+    backfill_upload,
 ]
 
 

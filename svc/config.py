@@ -25,6 +25,7 @@ from svc.tenancy import validate_tenant_id
 from svc.timestamps import parse_timestamp_ns
 
 __all__ = [
+    "BackfillConfig",
     "CompactorConfig",
     "Config",
     "ConfigError",
@@ -356,6 +357,18 @@ class PatternIngesterConfig:
 
 
 @dataclass
+class BackfillConfig:
+    """``POST /svc/api/v1/backfill`` (``backfill:``; svc only)."""
+
+    enabled: bool = setting(
+        False, "Serve POST /svc/api/v1/backfill: imports of uploaded old logs (404 while off)."
+    )
+    max_body_size: int = setting(
+        1024 * MIB, "Largest backfill upload, as sent (compressed), in bytes (413 over it)."
+    )
+
+
+@dataclass
 class StorageConfig:
     """Storage settings (``storage_config:``)."""
 
@@ -387,6 +400,7 @@ class Config:
     storage_config: StorageConfig = field(default_factory=StorageConfig)
     pattern_ingester: PatternIngesterConfig = field(default_factory=PatternIngesterConfig)
     ruler: RulerConfig = field(default_factory=RulerConfig)
+    backfill: BackfillConfig = field(default_factory=BackfillConfig)
     overrides: dict[str, TenantOverrides] = setting(  # noqa: RUF009
         {}, "Per-tenant settings replacing limits_config ones, by tenant ID."
     )

@@ -14,7 +14,7 @@ from svc.backfill.run import BackfillSettings, run_backfill
 from svc.backfill.timestamps import custom_format
 from svc.errors import ServiceError
 
-__all__ = ["USAGE", "backfill_command"]
+__all__ = ["USAGE", "backfill_command", "parse_options"]
 
 USAGE = """usage: svc backfill [flags] FILE|DIR|- ...
 Writes log files of any age straight into the lake (a server on the same data directory
@@ -76,7 +76,9 @@ def parse_backfill_args(argv: Sequence[str]) -> tuple[dict[str, str], list[str]]
     return flags, inputs
 
 
-def _options(flags: dict[str, str]) -> ParseOptions:
+def parse_options(flags: dict[str, str]) -> ParseOptions:
+    """The parse options of ``-labels``, ``-label-fields``, ``-time-field``, ``-time-format``
+    and ``-time-regex`` (raises ValueError)."""
     labels: tuple[tuple[str, str], ...] = ()
     if flags.get("labels"):
         try:
@@ -105,7 +107,7 @@ def backfill_command(argv: Sequence[str]) -> int:
             raise ValueError("no input named (a file, a directory or - for stdin)")
         if flags.get("format", "auto") not in FORMATS:
             raise ValueError(f"unknown -format {flags['format']!r}: one of {', '.join(FORMATS)}")
-        options = _options(flags)
+        options = parse_options(flags)
         sources = expand_sources(names)
     except (ValueError, OSError) as exc:
         print(f"error: {exc}\n{USAGE}", file=sys.stderr)

@@ -3,6 +3,7 @@ restart, tenants stay apart, and a kill -9 mid-backfill lists nothing."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -166,3 +167,43 @@ def test_stdin_and_bad_lines(make_server: Callable[..., Server]) -> None:
         )
         lines = [v[1] for _, values in stream_values(data) for v in values]
         assert lines == ["2023-11-14T10:00:01Z two", "2023-11-14T10:00:00Z one"]
+
+
+def test_upload_backfill_through_the_api(make_server: Callable[..., Server]) -> None:
+    off = make_server()
+    with off.client("t") as client:
+        response = client.post("/svc/api/v1/backfill", content=b"x\n")
+        assert (response.status_code, response.text) == (
+            404,
+            "backfill is disabled (backfill.enabled: false)",
+        )
+    srv = make_server({"backfill": {"enabled": True}})
+    start = time.time_ns() - 400 * DAY
+    body = gzip.compress((year_old_lines(40, start) + "not json\n").encode())
+    params = {"label_fields": "app", "labels": '{source="upload"}'}
+    headers = {"Content-Encoding": "gzip"}
+    with srv.client("up") as client:
+        response = client.post("/svc/api/v1/backfill", content=body, params=params, headers=headers)
+        assert response.status_code == 200, response.text
+        summary = response.json()["data"]
+        assert (summary["entries"], summary["imported"], summary["files"]) == (40, 1, 1)
+        assert summary["rejected"] == {"line is not a JSON object": 1}
+        assert summary["rejects"] == ["body:41: line is not a JSON object"]
+        data = query_range(client, '{source="upload"}', **window(start))
+        assert sum(len(v) for _, v in stream_values(data)) == 40
+        again = client.post("/svc/api/v1/backfill", content=body, params=params, headers=headers)
+        assert again.json()["data"]["alreadyImported"] is True
+        strict = client.post(
+            "/svc/api/v1/backfill",
+            content=b"no time here\n",
+            params={"labels": '{a="b"}', "strict": "true"},
+        )
+        assert (strict.status_code, strict.text) == (
+            400,
+            "body:1: no timestamp (-strict: stopped, nothing of it imported)",
+        )
+        bad = client.post("/svc/api/v1/backfill", content=b"", params={"format": "xml"})
+        assert bad.status_code == 400
+    assert not any((srv.data_dir / "backfill-uploads").iterdir())
+    with srv.client("other") as client:
+        assert query_range(client, '{source="upload"}', **window(start))["result"] == []
