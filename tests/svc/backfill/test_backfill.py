@@ -283,3 +283,18 @@ def test_invalid_tenant_is_refused(tmp_path: Path) -> None:
     source.write_text("2023-11-14T10:00:00Z good\n")
     with pytest.raises(BadRequestError, match="unsupported character"):
         backfill(tmp_path, [source], tenant="a/b")
+
+
+def test_crlf_lines_and_invalid_utf8_lines(tmp_path: Path) -> None:
+    source = tmp_path / "windows.log"
+    source.write_bytes(
+        b"2023-11-14T10:00:00Z one\r\n2023-11-14T10:00:01Z bad \xff\xfe\r\n"
+        b"2023-11-14T10:00:02Z three\r\n"
+    )
+    summary = backfill(tmp_path, [source])
+    assert [r[2] for r in stored(tmp_path)] == [
+        "2023-11-14T10:00:00Z one",
+        "2023-11-14T10:00:02Z three",
+    ]
+    assert summary.reported == [f"{source}:2: line is not valid UTF-8"]
+    assert summary.lines == 3
