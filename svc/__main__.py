@@ -115,11 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     # Arrow's default allocator keeps freed memory; the system one hands large blocks back,
     # so the head's memory is returned once it is flushed (and a backfill's buffers once
-    # written; it also costs a backfill a third less CPU).
+    # written).
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    from svc.storage.files import limit_allocator_caching
-
-    limit_allocator_caching()
     if args[:1] == ["catalog"]:
         return catalog_command(args[1:])
     if args[:1] == ["backfill"]:
@@ -130,6 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from svc.export_command import export_command
 
         return export_command(args[1:])
+    from svc.storage.files import limit_allocator_caching
+
+    # The server only: a backfill allocates and frees large buffers all the time, and
+    # mapping each one anew (below) costs it a fifth more CPU.
+    limit_allocator_caching()
     flags = parse_flags(args)
     try:
         config = load_config(flags)

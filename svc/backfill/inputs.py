@@ -19,7 +19,7 @@ import pyarrow as pa
 
 __all__ = ["LineChunk", "Source", "expand_sources", "first_line", "read_chunks", "sniff"]
 
-CHUNK_BYTES = 16 << 20
+CHUNK_BYTES = 8 << 20
 _CODECS = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 
 

@@ -67,7 +67,7 @@ class BackfillSettings:
     options: ParseOptions = field(default_factory=ParseOptions)
     format: str = "auto"
     row_group_rows: int = 131072
-    budget_bytes: int = 64 * _MIB
+    budget_bytes: int = 48 * _MIB
     """Buffered Arrow bytes before staged files are written: bounds memory (writing
     takes about twice as much again) and makes files of about a flush's size."""
     strict: bool = False
