@@ -1,9 +1,9 @@
 """Export: every entry a log query matches, with no entry limit, a time slice at a time.
 
-The range is cut into slices (a UTC day each; an hour each in days holding more than
-``SLICE_ROWS`` listed rows), and only slices that hold data are run: each is one ordinary
-log query without a limit over the listed files and the head, so memory stays bounded by
-a slice and a caller that stops asking stops the work. Rows come out oldest first with
+The range is cut into slices: per UTC day that holds data, the time span its files and
+in-memory rows cover, in parts of about ``SLICE_ROWS`` rows. Each is one ordinary log
+query without a limit over the listed files and the head, so memory stays bounded by a
+slice and a caller that stops asking stops the work. Rows come out oldest first with
 the labels ``query_range`` reports for them (stream labels, structured metadata and the
 labels the pipeline parsed).
 """
@@ -24,9 +24,8 @@ from svc.query.streams import merge_metadata
 
 __all__ = ["SLICE_ROWS", "ExportSlice", "export_slice", "export_slices"]
 
-SLICE_ROWS = 2_000_000
+SLICE_ROWS = 250_000
 _DAY_NS = 86_400 * 1_000_000_000
-_HOUR_NS = 3_600 * 1_000_000_000
 _LABELS = pa.map_(pa.string(), pa.string())
 
 
@@ -41,33 +40,55 @@ class ExportSlice:
 def export_slices(
     engine: QueryEngine, tenant: str, start_ns: int, end_ns: int
 ) -> list[ExportSlice]:
-    """The slices of ``[start_ns, end_ns)`` that hold any of the tenant's data."""
+    """The slices of ``[start_ns, end_ns)`` that hold any of the tenant's data: per UTC
+    day, the span its data covers, cut into parts of about ``SLICE_ROWS`` rows."""
     view = engine.store.view(tenant, start_ns, end_ns)
-    rows_per_day: dict[int, int] = {}
+    days: dict[int, _Day] = {}
     for f in view.files:
-        first, last = max(f.min_ts, start_ns) // _DAY_NS, min(f.max_ts, end_ns - 1) // _DAY_NS
-        for day in range(first, last + 1):
-            rows_per_day[day] = rows_per_day.get(day, 0) + f.rows
+        low, high = max(f.min_ts, start_ns), min(f.max_ts + 1, end_ns)
+        for day in range(low // _DAY_NS, (high - 1) // _DAY_NS + 1):
+            _add(days, day, low, high, f.rows)
     for table in view.head_tables:
         inside = table.filter(
             pc.and_(pc.greater_equal(table["ts"], start_ns), pc.less(table["ts"], end_ns))
         )
-        days = pc.divide(inside["ts"], pa.scalar(_DAY_NS, pa.int64()))
-        for day, count in zip(*_counts(days), strict=True):
-            rows_per_day[day] = rows_per_day.get(day, 0) + count
+        day_of = pc.divide(inside["ts"], pa.scalar(_DAY_NS, pa.int64()))
+        spans = (
+            pa.table({"day": day_of, "ts": inside["ts"]})
+            .group_by("day")
+            .aggregate([("ts", "min"), ("ts", "max"), ("ts", "count")])
+        )
+        for day, low, high, count in zip(
+            *(spans[c].to_pylist() for c in ("day", "ts_min", "ts_max", "ts_count")), strict=True
+        ):
+            _add(days, day, low, high + 1, count)
     slices: list[ExportSlice] = []
-    for day in sorted(rows_per_day):
-        width = _HOUR_NS if rows_per_day[day] > SLICE_ROWS else _DAY_NS
-        for cut in range(day * _DAY_NS, (day + 1) * _DAY_NS, width):
-            low, high = max(cut, start_ns), min(cut + width, end_ns)
-            if low < high:
-                slices.append(ExportSlice(low, high))
+    for day in sorted(days):
+        span = days[day]
+        parts = max(1, -(-span.rows // SLICE_ROWS))
+        width = max(1, -(-(span.high - span.low) // parts))
+        cuts = range(span.low, span.high, width)
+        slices += [ExportSlice(cut, min(cut + width, span.high)) for cut in cuts]
     return slices
 
 
-def _counts(values: pa.Array) -> tuple[list[int], list[int]]:
-    counted = pc.value_counts(values)
-    return counted.field("values").to_pylist(), counted.field("counts").to_pylist()
+@dataclass
+class _Day:
+    low: int
+    high: int
+    rows: int
+
+
+def _add(days: dict[int, _Day], day: int, low: int, high: int, rows: int) -> None:
+    """Widen a day's span (clipped to the day) and count its rows (a file spanning
+    several days counts in each: an estimate, it only sizes the slices)."""
+    low, high = max(low, day * _DAY_NS), min(high, (day + 1) * _DAY_NS)
+    found = days.get(day)
+    if found is None:
+        days[day] = _Day(low, high, rows)
+        return
+    found.low, found.high = min(found.low, low), max(found.high, high)
+    found.rows += rows
 
 
 def export_slice(
