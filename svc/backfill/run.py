@@ -187,8 +187,9 @@ def _import(
     rows = 0
     now = time.time_ns()
     done_bytes = 0
+    known: dict[Labels, int | str] = {}
     for parsed, raw_offset in reader.batches():
-        table, streams, rejects = validate(parsed, settings.limits, now)
+        table, streams, rejects = validate(parsed, settings.limits, now, known)
         _reject(settings, source, summary, rejects)
         summary.lines += parsed.lines
         summary.entries += table.num_rows
@@ -247,21 +248,35 @@ class _Reader:
 
 
 def validate(
-    parsed: Parsed, limits: PushLimits, now_ns: int
+    parsed: Parsed,
+    limits: PushLimits,
+    now_ns: int,
+    known: dict[Labels, int | str] | None = None,
 ) -> tuple[pa.Table, dict[int, Labels], list[Reject]]:
     """The entries that pass the ingest path's checks (except its age limit), as rows
-    of the head's schema; the streams they belong to; and the rejects."""
+    of the head's schema; the streams they belong to; and the rejects.
+
+    ``known`` remembers, across the chunks of an input, each label set's stream id or
+    why it is invalid (the same few streams recur in every chunk).
+    """
+    known = {} if known is None else known
     ids = np.zeros(len(parsed.streams), dtype=np.int64)
     bad_streams: dict[int, str] = {}
     streams: dict[int, Labels] = {}
     for index, labels in enumerate(parsed.streams):
-        key = label_key(labels)
-        try:
-            validate_labels(labels, key, limits)
-        except BadRequestError as exc:
-            bad_streams[index] = exc.message
-            continue
-        ids[index] = stream_id_of(key)
+        verdict = known.get(labels)
+        if verdict is None:
+            key = label_key(labels)
+            try:
+                validate_labels(labels, key, limits)
+                verdict = stream_id_of(key)
+            except BadRequestError as exc:
+                verdict = exc.message
+            known[labels] = verdict
+        if isinstance(verdict, str):
+            bad_streams[index] = verdict
+        else:
+            ids[index] = verdict
     stream_index = parsed.stream.to_numpy(zero_copy_only=False)
     ts = parsed.ts
     checks: list[tuple[str, pa.Array, Callable[[int], str]]] = []
