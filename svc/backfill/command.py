@@ -27,8 +27,8 @@ options) is skipped.
   -format=F                auto|jsonl|logfmt|text|loki-push|parquet|otlp-json (auto)
   -labels='{job="x"}'      labels of every entry
   -label-fields=a,b        JSON or logfmt fields whose values become labels
-  -time-field=NAME         JSON or logfmt field of the time (default: time, ts,
-                           timestamp, @timestamp or t, whichever the first line has)
+  -time-field=NAME         JSON or logfmt field of the time (default: whichever of
+                           time, ts, timestamp, @timestamp, t the first lines have)
   -time-format=FMT         strptime format of the time (default: Unix s/ms/us/ns or
                            RFC 3339 for fields; common log formats for text)
   -time-regex=RE           RE2 regex whose ts group (or first group) is the time, text

@@ -47,8 +47,8 @@ class ParseOptions:
     label_fields: tuple[str, ...] = ()
     """JSON or logfmt fields whose values become labels (``-label-fields``)."""
     time_field: str | None = None
-    """JSON or logfmt field of the time; None: the first of ``time``, ``ts``,
-    ``timestamp``, ``@timestamp``, ``t`` the first entry has."""
+    """JSON or logfmt field of the time; None: whichever of ``time``, ``ts``,
+    ``timestamp``, ``@timestamp``, ``t`` most of the first 100 lines have."""
     time_format: TextTimeFormat | None = None
     """An explicit time format (``-time-format``, ``-time-regex``)."""
 
@@ -150,7 +150,7 @@ class LineParser:
 
     def _parse_fields(self, lines: pa.Array, numbers: pa.Array, extract: _Extractor) -> Parsed:
         if self.time_field is None and len(lines):
-            self.time_field = self._detect_time_field(lines.slice(0, 1), extract)
+            self.time_field = self._detect_time_field(lines.slice(0, 100), extract)
         names = [self.time_field or TIME_FIELD_CANDIDATES[0], *self.options.label_fields]
         valid, values = extract(lines, names)
         ts = parse_values(values[0], self.options.time_format)
@@ -165,11 +165,10 @@ class LineParser:
         return parsed
 
     def _detect_time_field(self, first: pa.Array, extract: _Extractor) -> str:
+        """The candidate field most of the first lines have (the first one on a tie)."""
         _, values = extract(first, list(TIME_FIELD_CANDIDATES))
-        for name, value in zip(TIME_FIELD_CANDIDATES, values, strict=True):
-            if value.null_count == 0:
-                return name
-        return TIME_FIELD_CANDIDATES[0]
+        found = [len(value) - value.null_count for value in values]
+        return TIME_FIELD_CANDIDATES[found.index(max(found))]
 
     def _json_fields(
         self, lines: pa.Array, names: list[str]

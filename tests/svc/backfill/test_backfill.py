@@ -298,3 +298,13 @@ def test_crlf_lines_and_invalid_utf8_lines(tmp_path: Path) -> None:
     ]
     assert summary.reported == [f"{source}:2: line is not valid UTF-8"]
     assert summary.lines == 3
+
+
+def test_time_field_found_past_a_first_bad_line(tmp_path: Path) -> None:
+    source = tmp_path / "a.jsonl"
+    source.write_text(
+        "garbage first\n"
+        + "".join(json.dumps({"@timestamp": YEAR_AGO + i, "msg": "m"}) + "\n" for i in range(3))
+    )
+    summary = backfill(tmp_path, [source], format="jsonl")  # auto would take it for text
+    assert (summary.entries, dict(summary.rejects)) == (3, {"line is not a JSON object": 1})
