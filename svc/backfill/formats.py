@@ -119,6 +119,14 @@ def _decode_each(lines: pa.Array) -> tuple[pa.Array, list[int]]:
     return pa.array(texts, pa.large_string()), bad
 
 
+_OBJECT = "starts_with(ltrim(line), '{')"
+_JSON_FIELDS = f"SELECT {_OBJECT} AS ok, json_extract_string(line, $paths) AS f FROM chunk"
+_JSON_FIELDS_CHECKED = (
+    "SELECT ok, json_extract_string(CASE WHEN ok THEN line ELSE '{}' END, $paths) AS f "
+    f"FROM (SELECT line, coalesce(json_valid(line), false) AND {_OBJECT} AS ok FROM chunk)"
+)
+
+
 class LineParser:
     """Parses chunks of one input in one format (state: the detected time field)."""
 
@@ -177,14 +185,16 @@ class LineParser:
             self._duckdb = duckdb.connect()
         self._duckdb.register("chunk", pa.table({"line": lines}))
         paths = ['$."' + name.replace("\\", "\\\\").replace('"', '\\"') + '"' for name in names]
-        # One parse per line for all the fields (a list of paths), after the validity test.
-        query = (
-            "SELECT ok, json_extract_string(CASE WHEN ok THEN line ELSE '{}' END, $paths) AS f "
-            "FROM (SELECT line, coalesce(json_valid(line), false) AND "
-            "starts_with(ltrim(line), '{') AS ok FROM chunk)"
-        )
-        result = self._duckdb.sql(query, params={"paths": paths}).to_arrow_table()
-        self._duckdb.unregister("chunk")
+        # One parse per line for all the fields (a list of paths). Malformed JSON fails the
+        # whole statement: only then is each line tested first (a second parse).
+        try:
+            result = self._duckdb.sql(_JSON_FIELDS, params={"paths": paths}).to_arrow_table()
+        except duckdb.InvalidInputException:
+            result = self._duckdb.sql(
+                _JSON_FIELDS_CHECKED, params={"paths": paths}
+            ).to_arrow_table()
+        finally:
+            self._duckdb.unregister("chunk")
         fields = result["f"].combine_chunks()
         return (
             result["ok"].combine_chunks(),
