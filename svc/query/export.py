@@ -112,7 +112,13 @@ def export_slice(
     else:
         labels = _stream_labels(rows, labels_of)
     table = pa.table({"ts": rows["ts"], "labels": labels, "line": rows["line"]})
-    return table.sort_by([("ts", "ascending")]) if table.num_rows else table
+    ts = table["ts"]
+    if (
+        table.num_rows > 1
+        and not pc.all(pc.less_equal(ts.slice(0, table.num_rows - 1), ts.slice(1))).as_py()
+    ):  # the compiled query orders by time; sort only if a plan did not
+        table = table.sort_by([("ts", "ascending")])
+    return table
 
 
 def _stream_labels(rows: pa.Table, labels_of: Callable[[int], Labels]) -> pa.Array:
