@@ -95,6 +95,12 @@ def test_year_old_backfill_is_visible_to_a_running_server(
         assert sorted(s["app"] for s in series) == ["app0", "app1"]
         stats = client.get("/svc/api/v1/index/stats", params=params).json()
         assert (stats["streams"], stats["entries"]) == (2, 100)
+        volume = client.get(
+            "/svc/api/v1/index/volume", params={**params, "query": '{job="migrated"}'}
+        ).json()["data"]["result"]
+        line_bytes = sum(len(line) for line in source.read_text().splitlines())
+        assert [v["metric"] for v in volume] == [{"job": "migrated"}]
+        assert int(volume[0]["value"][1]) == line_bytes
 
     with srv.client("team-b") as other:
         data = query_range(other, '{job="migrated"}', **window(start))
