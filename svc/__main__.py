@@ -15,6 +15,7 @@ __all__ = ["main", "parse_flags"]
 
 USAGE = """usage: svc [flags]
        svc catalog rebuild [-config.file=PATH]   list the lake's files in a new catalog
+       svc sql [-addr=URL] [-tenant=ID] [-format=...] QUERY   SQL against a running server
        svc backfill [flags] FILE|DIR|- ...       import old logs into the lake (-h: flags)
        svc export -query=Q -from=T -to=T -o=PATH export a log query from a server (-h)
   -config.file=PATH                   YAML configuration file (default: built-in defaults)
@@ -113,12 +114,16 @@ def catalog_command(args: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the service (or only check its config with ``-verify-config``)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["catalog"]:
+        return catalog_command(args[1:])
+    if args[:1] == ["sql"]:
+        from svc.sql.cli import sql_command
+
+        return sql_command(args[1:])
     # Arrow's default allocator keeps freed memory; the system one hands large blocks back,
     # so the head's memory is returned once it is flushed (and a backfill's buffers once
     # written).
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    if args[:1] == ["catalog"]:
-        return catalog_command(args[1:])
     if args[:1] == ["backfill"]:
         from svc.backfill.command import backfill_command
 
