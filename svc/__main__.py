@@ -16,6 +16,8 @@ __all__ = ["main", "parse_flags"]
 USAGE = """usage: svc [flags]
        svc catalog rebuild [-config.file=PATH]   list the lake's files in a new catalog
        svc sql [-addr=URL] [-tenant=ID] [-format=...] QUERY   SQL against a running server
+       svc backfill [flags] FILE|DIR|- ...       import old logs into the lake (-h: flags)
+       svc export -query=Q -from=T -to=T -o=PATH export a log query from a server (-h)
 
 svc is a multi-tenant log store with the HTTP API and query language of Grafana Loki:
 agents push to /loki/api/v1/push, Grafana and logcli query it unchanged. LogQL is compiled
@@ -142,10 +144,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return sql_command(args[1:])
     # Arrow's default allocator keeps freed memory; the system one hands large blocks back,
-    # so the head's memory is returned once it is flushed.
+    # so the head's memory is returned once it is flushed (and a backfill's buffers once
+    # written).
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    if args[:1] == ["backfill"]:
+        from svc.backfill.command import backfill_command
+
+        return backfill_command(args[1:])
+    if args[:1] == ["export"]:
+        from svc.export_command import export_command
+
+        return export_command(args[1:])
     from svc.storage.files import limit_allocator_caching
 
+    # The server only: a backfill allocates and frees large buffers all the time, and
+    # mapping each one anew (below) costs it a fifth more CPU.
     limit_allocator_caching()
     flags = parse_flags(args)
     if flags.get("version", "false") in _TRUE:

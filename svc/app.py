@@ -16,6 +16,7 @@ from litestar.exceptions import HTTPException
 from litestar.types import Middleware
 
 from logql_to_sql import LogQLError
+from svc.api.backfill import backfill_upload
 from svc.api.delete import deletion_routes
 from svc.api.detected_fields import (
     detected_field_values,
@@ -24,6 +25,7 @@ from svc.api.detected_fields import (
     detected_fields_post,
 )
 from svc.api.detected_labels import detected_labels_get, detected_labels_post
+from svc.api.export import export
 from svc.api.home import home
 from svc.api.index import (
     index_stats_get,
@@ -93,6 +95,8 @@ ROUTES = [
     sql_get,
     sql_post,
     sql_explain,
+    export,
+    backfill_upload,
 ]
 
 

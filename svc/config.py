@@ -33,6 +33,7 @@ from svc.tenancy import validate_tenant_id
 from svc.timestamps import parse_timestamp_ns
 
 __all__ = [
+    "BackfillConfig",
     "CompactorConfig",
     "Config",
     "ConfigError",
@@ -405,6 +406,18 @@ class SqlConfig:
 
 
 @dataclass
+class BackfillConfig:
+    """``POST /svc/api/v1/backfill`` (``backfill:``; svc only)."""
+
+    enabled: bool = setting(
+        False, "Serve POST /svc/api/v1/backfill: imports of uploaded old logs (404 while off)."
+    )
+    max_body_size: int = setting(
+        1024 * MIB, "Largest backfill upload, as sent (compressed), in bytes (413 over it)."
+    )
+
+
+@dataclass
 class StorageConfig:
     """Storage settings (``storage_config:``)."""
 
@@ -437,6 +450,7 @@ class Config:
     pattern_ingester: PatternIngesterConfig = field(default_factory=PatternIngesterConfig)
     ruler: RulerConfig = field(default_factory=RulerConfig)
     sql: SqlConfig = field(default_factory=SqlConfig)
+    backfill: BackfillConfig = field(default_factory=BackfillConfig)
     overrides: dict[str, TenantOverrides] = setting(  # noqa: RUF009
         {}, "Per-tenant settings replacing limits_config ones, by tenant ID."
     )

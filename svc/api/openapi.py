@@ -15,6 +15,7 @@ from typing import Any, Final
 from litestar import Response, get
 
 from svc.api.responses import json_response
+from svc.backfill.formats import FORMATS as BACKFILL_FORMATS
 
 __all__ = ["OPERATIONS", "Operation", "openapi_document", "openapi_json"]
 
@@ -80,6 +81,17 @@ _ERRORS: Final = {
     "401": {"description": "No tenant (`no org id`).", "content": _TEXT},
     "431": {"description": "Request line and headers over 1 MiB.", "content": _TEXT},
     "504": {"description": "Query timed out.", "content": _TEXT},
+}
+_EXPORT: Final = {
+    "application/vnd.columnar.parquet": {"schema": {"type": "string", "format": "binary"}},
+    "application/x-ndjson": {"schema": {"type": "string"}},
+}
+BACKFILL_BODY: Final = {
+    "required": True,
+    "content": {
+        "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+        "text/plain": {"schema": {"type": "string"}},
+    },
 }
 _LABELS_SCHEMA: Final = {
     "type": "object",
@@ -255,6 +267,31 @@ OPERATIONS: Final = (
         body=FORM_BODY,
     ),
     Operation(f"{_API}/patterns", "GET", "Detected patterns.", (QUERY, *_RANGE, STEP)),
+    Operation(
+        f"{_API}/export",
+        "GET",
+        "Every entry of a log query, no limit, streamed oldest first: Parquet "
+        "(Accept: application/vnd.columnar.parquet; timestamp, labels, line) or JSON lines.",
+        (QUERY, *_RANGE),
+        ok_type=_EXPORT,
+    ),
+    Operation(
+        f"{_API}/backfill",
+        "POST",
+        "Import an uploaded log file of any age straight into the lake (svc backfill's "
+        "formats and checks; 404 unless backfill.enabled). Answers the import's summary.",
+        (
+            _param("format", "Input format.", type="string", enum=list(BACKFILL_FORMATS)),
+            _param("labels", 'Labels of every entry, as a selector: {job="x"}.'),
+            _param("label_fields", "Comma-separated JSON or logfmt fields that become labels."),
+            _param("time_field", "JSON or logfmt field holding the time."),
+            _param("time_format", "strptime format of the time."),
+            _param("time_regex", "RE2 regex whose ts group (or first group) is the time."),
+            _param("strict", "Stop at the first bad line (400).", type="boolean"),
+            _param("dry_run", "Parse and validate only.", type="boolean"),
+        ),
+        body=BACKFILL_BODY,
+    ),
     Operation(
         f"{_API}/detected_fields",
         "GET POST",

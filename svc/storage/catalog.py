@@ -20,6 +20,7 @@ from svc.storage import faults
 
 __all__ = [
     "CATALOG_FILENAME",
+    "BackfillInput",
     "Catalog",
     "CatalogUnreadableError",
     "FileEntry",
@@ -46,6 +47,10 @@ CREATE TABLE IF NOT EXISTS file_streams (
     path TEXT NOT NULL, stream_id INTEGER NOT NULL, rows INTEGER NOT NULL,
     line_bytes INTEGER NOT NULL, min_ts INTEGER NOT NULL, max_ts INTEGER NOT NULL,
     PRIMARY KEY (path, stream_id)
+);
+CREATE TABLE IF NOT EXISTS backfill_inputs (
+    key TEXT PRIMARY KEY, tenant TEXT NOT NULL, name TEXT NOT NULL, rows INTEGER NOT NULL,
+    files INTEGER NOT NULL, committed_ns INTEGER NOT NULL
 );
 """
 
@@ -86,6 +91,20 @@ class StreamRow:
 
 
 @dataclass(frozen=True)
+class BackfillInput:
+    """One input recorded in the backfill manifest: imported once, never again."""
+
+    key: str
+    """Content hash of the input with the tenant and the options that shape its rows."""
+    tenant: str
+    name: str
+    """The input's path (``-`` for stdin) when it was imported."""
+    rows: int
+    files: int
+    committed_ns: int
+
+
+@dataclass(frozen=True)
 class FileStreamRow:
     """One stream's share of one file: its rows, line bytes and time span (index stats)."""
 
@@ -104,11 +123,13 @@ class Catalog:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
+        self._data_version = 0
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
             self._db.execute("PRAGMA quick_check").fetchall()
+            self._data_version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise CatalogUnreadableError(
@@ -198,30 +219,18 @@ class Catalog:
         streams: Iterable[StreamRow],
         wal_seq: int,
         file_streams: Iterable[FileStreamRow] = (),
+        backfills: Iterable[BackfillInput] = (),
     ) -> None:
         """List new files (with their per-stream summaries), upsert their streams and
-        advance the watermark, atomically."""
+        advance the watermark, atomically (a rebuild also restores backfill manifest
+        rows)."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
+                self._insert(files, streams, file_streams)
                 self._db.executemany(
-                    "INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)", _file_rows(files)
-                )
-                self._db.executemany(
-                    "INSERT INTO streams VALUES (?,?,?,?,?,?) ON CONFLICT (tenant, stream_id) DO "
-                    "UPDATE SET first_ts=min(first_ts, excluded.first_ts), "
-                    "last_ts=max(last_ts, excluded.last_ts)",
-                    [
-                        (s.tenant, s.stream_id, s.key, s.labels, s.first_ts, s.last_ts)
-                        for s in streams
-                    ],
-                )
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO file_streams VALUES (?,?,?,?,?,?)",
-                    [
-                        (r.path, r.stream_id, r.rows, r.line_bytes, r.min_ts, r.max_ts)
-                        for r in file_streams
-                    ],
+                    "INSERT OR IGNORE INTO backfill_inputs VALUES (?,?,?,?,?,?)",
+                    [(b.key, b.tenant, b.name, b.rows, b.files, b.committed_ns) for b in backfills],
                 )
                 self._db.execute(
                     "INSERT INTO state VALUES ('flushed_wal_seq', ?) "
@@ -233,6 +242,84 @@ class Catalog:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def commit_backfill(
+        self,
+        files: Iterable[FileEntry],
+        streams: Iterable[StreamRow],
+        file_streams: Iterable[FileStreamRow],
+        imported: BackfillInput,
+        before_commit: Callable[[], None] = lambda: None,
+    ) -> bool:
+        """List a backfilled input's files, upsert their streams and record the input in
+        the backfill manifest, atomically; returns False (and lists nothing) when the
+        manifest already holds that input.
+
+        ``before_commit`` runs inside the transaction, after the manifest check: the
+        caller moves the files into the lake there, so that no other writer commits
+        between the check and the files appearing.
+        """
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                done = self._db.execute(
+                    "SELECT 1 FROM backfill_inputs WHERE key=?", (imported.key,)
+                ).fetchone()
+                if done is not None:
+                    self._db.execute("ROLLBACK")
+                    return False
+                self._insert(files, streams, file_streams)
+                self._db.execute(
+                    "INSERT INTO backfill_inputs VALUES (?,?,?,?,?,?)",
+                    (
+                        imported.key,
+                        imported.tenant,
+                        imported.name,
+                        imported.rows,
+                        imported.files,
+                        imported.committed_ns,
+                    ),
+                )
+                before_commit()
+                faults.catalog_check()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return True
+
+    def backfilled(self, key: str) -> BackfillInput | None:
+        """The manifest row of an input already backfilled, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT * FROM backfill_inputs WHERE key=?", (key,)).fetchone()
+        return None if row is None else BackfillInput(*row)
+
+    def changed_elsewhere(self) -> bool:
+        """Whether another process committed since the last call (a backfill)."""
+        with self._lock:
+            version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+        changed = version != self._data_version
+        self._data_version = version
+        return changed
+
+    def _insert(
+        self,
+        files: Iterable[FileEntry],
+        streams: Iterable[StreamRow],
+        file_streams: Iterable[FileStreamRow],
+    ) -> None:
+        """List files, upsert streams and add per-stream summaries (inside a transaction)."""
+        self._db.executemany("INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)", _file_rows(files))
+        self._db.executemany(
+            "INSERT INTO streams VALUES (?,?,?,?,?,?) ON CONFLICT (tenant, stream_id) DO "
+            "UPDATE SET first_ts=min(first_ts, excluded.first_ts), "
+            "last_ts=max(last_ts, excluded.last_ts)",
+            [(s.tenant, s.stream_id, s.key, s.labels, s.first_ts, s.last_ts) for s in streams],
+        )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO file_streams VALUES (?,?,?,?,?,?)",
+            [(r.path, r.stream_id, r.rows, r.line_bytes, r.min_ts, r.max_ts) for r in file_streams],
+        )
 
     def remove_files(self, paths: Iterable[str]) -> None:
         """Unlist files and their per-stream summaries, atomically."""

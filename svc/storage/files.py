@@ -6,6 +6,7 @@ import contextlib
 import ctypes
 import fcntl
 import os
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -15,11 +16,13 @@ __all__ = [
     "DataDirectoryInUseError",
     "DataDirectoryLock",
     "fsync_directory",
+    "lake_publish_lock",
     "limit_allocator_caching",
     "release_free_memory",
 ]
 
 LOCK_FILENAME = "svc.lock"
+PUBLISH_LOCK_FILENAME = "lake-publish.lock"
 
 
 class DataDirectoryInUseError(ServiceError):
@@ -58,6 +61,20 @@ class DataDirectoryLock:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+@contextlib.contextmanager
+def lake_publish_lock(directory: Path) -> Iterator[None]:
+    """Hold ``<data>/lake-publish.lock`` (blocking): taken by a backfill while it moves
+    files into the lake and lists them, and by the startup sweep, so that the sweep never
+    takes a backfill's files, listed a moment later, for a crash's leftovers."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / PUBLISH_LOCK_FILENAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def fsync_directory(directory: Path) -> None:

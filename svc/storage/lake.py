@@ -43,6 +43,7 @@ __all__ = [
     "decode_file_metadata",
     "encode_file_metadata",
     "publish_file",
+    "publish_staged",
     "stream_summaries",
     "time_bucketed",
     "write_day_file",
@@ -66,6 +67,8 @@ class FlushInfo:
     """First WAL segment holding rows of this flush."""
     wal_seq: int
     """Last WAL segment holding rows of this flush (the watermark it commits)."""
+    backfill: str | None = None
+    """The backfill manifest key, for files written by a backfill (no WAL segments)."""
 
 
 class FileMetadata(msgspec.Struct, kw_only=True):
@@ -95,6 +98,8 @@ class FileMetadata(msgspec.Struct, kw_only=True):
     job_last: bool = True
     """Compacted files: whether this is the job's last file (the job is complete when
     every part up to the last one is present)."""
+    backfill: str | None = None
+    """Set on files written by a backfill: the manifest key of their input."""
 
     def flush_ids(self) -> frozenset[str]:
         """The flushes whose entries the file holds."""
@@ -189,11 +194,14 @@ def write_day_file(
     labels_of: LabelsOf,
     row_group_rows: int,
     flush: FlushInfo,
+    stage: Path | None = None,
 ) -> tuple[FileEntry, list[FileStreamRow]]:
     """Write one day of a tenant's rows, sorted by stream then time, as a new file.
 
     Returns its catalog entry and per-stream summaries. The file is written under a
     temporary name, fsynced and renamed; on failure the temporary file is removed.
+    With ``stage``, the file is written to the same relative path under ``stage``
+    instead, for :func:`publish_staged` to move into the lake later (a backfill).
     One row group is sorted at a time: the flush never holds a sorted copy of the whole
     head, only of the row group being written.
     """
@@ -203,7 +211,7 @@ def write_day_file(
     relative = day_directory(tenant, day) / f"{uuid.uuid4().hex}.parquet"
     summaries = stream_summaries(str(relative), rows)
     metadata = _file_metadata(tenant, day, summaries, flush)
-    final = root / relative
+    final = (root if stage is None else stage) / relative
     final.parent.mkdir(parents=True, exist_ok=True)
     temporary = final.with_name(final.name + ".tmp")
     try:
@@ -227,6 +235,18 @@ def write_day_file(
     return entry, summaries
 
 
+def publish_staged(stage: Path, root: Path, relative_paths: list[str]) -> None:
+    """Move staged files (see :func:`write_day_file`) into the lake, durably."""
+    directories = set()
+    for relative in relative_paths:
+        final = root / relative
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(stage / relative, final)
+        directories.add(final.parent)
+    for directory in directories:
+        fsync_directory(directory)
+
+
 def _file_metadata(
     tenant: str, day: str, summaries: list[FileStreamRow], flush: FlushInfo
 ) -> FileMetadata:
@@ -238,6 +258,7 @@ def _file_metadata(
         flush_files=flush.files,
         wal_first_seq=flush.wal_first_seq,
         wal_seq=flush.wal_seq,
+        backfill=flush.backfill,
         rows=sum(s.rows for s in summaries),
         line_bytes=sum(s.line_bytes for s in summaries),
         min_ts=min(s.min_ts for s in summaries),

@@ -13,6 +13,12 @@ its ``wal_seq`` becomes the watermark, only when its rows are nowhere else.
   they stay unlisted and the WAL replays their rows, so nothing is counted twice. A flush
   with a retired segment was committed (segments are retired only after the commit), and
   so is every flush before a committed one.
+* Files written by a backfill carry no WAL position but their input's manifest key: per
+  key, the attempt with the most files is listed, and the key goes back in the manifest
+  (files of a backfill are moved into the lake in the transaction that lists them, so an
+  unlisted attempt is only left by a crash inside that transaction; the next start or
+  backfill removes it). A compacted file does not keep its inputs' manifest keys: after a
+  rebuild, an input whose files were compacted could be imported a second time.
 * Files from before that metadata existed are listed with summaries computed from their
   rows; their WAL position is unknown, so every WAL segment on disk is replayed (a crash
   between a commit and the removal of its segments can then repeat that flush's entries).
@@ -40,7 +46,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from svc.model import label_key
-from svc.storage.catalog import Catalog, FileEntry, FileStreamRow, StreamRow
+from svc.storage.catalog import BackfillInput, Catalog, FileEntry, FileStreamRow, StreamRow
 from svc.storage.lake import (
     FILE_METADATA_KEY,
     FileMetadata,
@@ -92,12 +98,21 @@ def rebuild_catalog(
             report.quarantined.append(relative)
         else:
             files.append(found)
-    chosen, report.unlisted = _choose(files, wal_segments)
+    # compactions first: a compacted file may hold flushed and backfilled entries alike
+    files, superseded, compacted = _without_superseded(files)
+    backfilled = [f for f in files if f.metadata is not None and f.metadata.backfill]
+    flushed = [f for f in files if f.metadata is None or not f.metadata.backfill]
+    chosen, report.unlisted = _choose(flushed, wal_segments, compacted)
+    imports, left_out = _choose_backfills(backfilled)
+    chosen += imports
+    report.unlisted = sorted(report.unlisted + left_out + superseded)
     entries, summaries, streams = _catalog_rows(chosen)
     report.watermark = max(
         (f.metadata.wal_seq for f in chosen if f.metadata is not None), default=0
     )
-    catalog.commit_flush(entries, streams, report.watermark, summaries)
+    catalog.commit_flush(
+        entries, streams, report.watermark, summaries, _manifest_rows(imports, entries)
+    )
     report.listed = sorted(f.relative for f in chosen)
     report.streams = len(streams)
     return report
@@ -149,16 +164,18 @@ def _first_labels(table: pa.Table, labels: dict[int, tuple[tuple[str, str], ...]
         labels.setdefault(stream_id, tuple((k, v) for k, v in pairs or []))
 
 
-def _choose(files: list[_File], wal_segments: set[int]) -> tuple[list[_File], list[str]]:
-    """The files to list, and those left out (module docstring)."""
-    files, superseded, compacted = _without_superseded(files)
+def _choose(
+    files: list[_File], wal_segments: set[int], compacted: list[_File]
+) -> tuple[list[_File], list[str]]:
+    """The flushed files to list, besides the complete ``compacted`` ones, and those left
+    out (module docstring)."""
     chosen = [f for f in files if f.metadata is None] + compacted
     compacted_seq = max((f.metadata.wal_seq for f in compacted if f.metadata), default=0)
     attempts: dict[int, dict[str, list[_File]]] = defaultdict(lambda: defaultdict(list))
     for f in files:
         if f.metadata is not None and not f.metadata.job_id:
             attempts[f.metadata.wal_seq][f.metadata.flush_id].append(f)
-    left_out: list[str] = list(superseded)
+    left_out: list[str] = []
     committed_below = False
     for wal_seq in sorted(attempts, reverse=True):
         complete = [
@@ -234,6 +251,39 @@ def _without_superseded(files: list[_File]) -> tuple[list[_File], list[str], lis
         else:
             kept.append(f)
     return kept, left_out, listed
+
+
+def _choose_backfills(files: list[_File]) -> tuple[list[_File], list[str]]:
+    """Per backfilled input, its attempt with the most files; and the files left out."""
+    attempts: dict[str, dict[str, list[_File]]] = defaultdict(lambda: defaultdict(list))
+    for f in files:
+        if f.metadata is not None and f.metadata.backfill:
+            attempts[f.metadata.backfill][f.metadata.flush_id].append(f)
+    chosen: list[_File] = []
+    for groups in attempts.values():
+        chosen += _dedupe(groups)
+    return chosen, sorted(f.relative for f in files if f not in chosen)
+
+
+def _manifest_rows(imports: list[_File], entries: list[FileEntry]) -> list[BackfillInput]:
+    """Manifest rows of the backfilled inputs listed again (their names are not kept in
+    the files: the key is what prevents a second import)."""
+    by_path = {e.path: e for e in entries}
+    rows: dict[str, BackfillInput] = {}
+    for f in imports:
+        if f.metadata is None or not f.metadata.backfill:
+            continue
+        entry = by_path[f.relative]
+        known = rows.get(f.metadata.backfill)
+        rows[f.metadata.backfill] = BackfillInput(
+            key=f.metadata.backfill,
+            tenant=entry.tenant,
+            name="(catalog rebuild)",
+            rows=entry.rows + (known.rows if known else 0),
+            files=1 + (known.files if known else 0),
+            committed_ns=0,
+        )
+    return list(rows.values())
 
 
 def _dedupe(groups: dict[str, list[_File]]) -> list[_File]:

@@ -38,7 +38,12 @@ from svc.model import PushStream
 from svc.storage import faults
 from svc.storage.catalog import CATALOG_FILENAME, Catalog, FileEntry, FileStreamRow, StreamRow
 from svc.storage.disk_guard import DiskGuard
-from svc.storage.files import DataDirectoryLock, fsync_directory, release_free_memory
+from svc.storage.files import (
+    DataDirectoryLock,
+    fsync_directory,
+    lake_publish_lock,
+    release_free_memory,
+)
 from svc.storage.head import Head
 from svc.storage.lake import FlushInfo, day_numbers, day_rows, write_day_file
 from svc.storage.lake_check import check_file, lake_files, quarantine, read_fully, sweep
@@ -162,7 +167,7 @@ class Store:
         )
         self.wal.on_write_failure = self._wal_write_failed
         self.disk_guard = DiskGuard(settings.root, settings.disk_full_threshold)
-        self.index = StreamIndex()
+        self._index = StreamIndex()
         self.leases = FileLeases()
         # (tenant, start_ns, end_ns) -> the delete filters of the tenant's views (deletion).
         self.delete_filters: Callable[[str, int, int], tuple[DeleteFilter, ...]] | None = None
@@ -205,9 +210,21 @@ class Store:
         self.catalog.close()
         self._directory_lock.release()
 
+    @property
+    def index(self) -> StreamIndex:
+        """The stream index, first brought up to date with streams another process (a
+        backfill) listed in the catalog since the last look."""
+        if self.catalog.changed_elsewhere():
+            self.load_index()
+        return self._index
+
     def check_lake(self) -> None:
         """Startup repairs: rebuild a lost catalog, quarantine listed files that are
         missing or damaged, remove files no flush committed."""
+        with lake_publish_lock(self.settings.root):
+            self._check_lake()
+
+    def _check_lake(self) -> None:
         if self.catalog.is_empty() and lake_files(self.lake_root):
             self.rebuild_catalog()
         bad = []
@@ -243,7 +260,7 @@ class Store:
         """Load every persisted stream of the catalog into the stream index."""
         for row in self.catalog.streams():
             labels = tuple((k, v) for k, v in _decode_labels(row.labels))
-            self.index.observe(row.tenant, row.key, labels, row.first_ts, row.last_ts)
+            self._index.observe(row.tenant, row.key, labels, row.first_ts, row.last_ts)
 
     def replay_wal(self) -> int:
         """Apply the unflushed WAL records to the head, then start the WAL writer."""
@@ -319,7 +336,7 @@ class Store:
 
     def _apply(self, tenant: str, prepared: _Prepared) -> None:
         for stream, first, last in prepared.spans:
-            self.index.observe(tenant, stream.key, stream.labels, first, last)
+            self._index.observe(tenant, stream.key, stream.labels, first, last)
         self.head.append(tenant, prepared.batch, prepared.line_bytes)
 
     def _wal_write_failed(self, exc: OSError) -> None:
@@ -429,7 +446,7 @@ class Store:
     def _stream_rows(self, tenant: str, table: pa.Table) -> list[StreamRow]:
         rows = []
         for stream_id in pc.unique(table["stream_id"]).to_pylist():
-            info = self.index.get(tenant, stream_id)
+            info = self._index.get(tenant, stream_id)
             if info is not None:
                 rows.append(
                     StreamRow(
@@ -444,7 +461,7 @@ class Store:
         return rows
 
     def _labels(self, tenant: str, stream_id: int) -> list[tuple[str, str]]:
-        info = self.index.get(tenant, stream_id)
+        info = self._index.get(tenant, stream_id)
         return [] if info is None else list(info.labels)
 
     def _flush_loop(self) -> None:

@@ -36,7 +36,7 @@ def test_committed_flushes_are_listed_and_an_unretired_newest_one_is_replayed() 
         _file("c1", "c", 1, 7, 9),
     ]
     # Segments 1-6 were retired (their flushes committed), 7-9 are still there.
-    chosen, left_out = _choose(files, wal_segments={7, 8, 9, 10})
+    chosen, left_out = _choose(files, wal_segments={7, 8, 9, 10}, compacted=[])
     assert (_names(chosen), left_out) == (["a1", "a2", "b1"], ["c1"])
 
 
@@ -44,7 +44,7 @@ def test_a_committed_flush_is_listed_even_when_its_segments_were_not_retired() -
     # c is still in the WAL, but b after it is not: c was committed (flushes commit in
     # order), so its rows are listed and the watermark passes them.
     files = [_file("c1", "c", 1, 1, 3), _file("d1", "d", 1, 4, 6)]
-    chosen, left_out = _choose(files, wal_segments={1, 2, 3, 7})
+    chosen, left_out = _choose(files, wal_segments={1, 2, 3, 7}, compacted=[])
     assert (_names(chosen), left_out) == (["c1", "d1"], [])
 
 
@@ -54,17 +54,17 @@ def test_of_several_attempts_of_one_flush_one_complete_attempt_is_listed() -> No
         _file("retry1", "y", 2, 1, 4),
         _file("retry2", "y", 2, 1, 4),
     ]
-    chosen, left_out = _choose(files, wal_segments=set())
+    chosen, left_out = _choose(files, wal_segments=set(), compacted=[])
     assert (_names(chosen), left_out) == (["retry1", "retry2"], ["failed1"])
 
 
 def test_an_incomplete_committed_flush_keeps_what_is_left() -> None:
     files = [_file("half", "x", 2, 1, 4)]
-    chosen, left_out = _choose(files, wal_segments=set())
+    chosen, left_out = _choose(files, wal_segments=set(), compacted=[])
     assert (_names(chosen), left_out) == (["half"], [])
 
 
 def test_files_without_metadata_are_always_listed() -> None:
     old = _File("old", 100, None, {}, [])
-    chosen, left_out = _choose([old, _file("new", "n", 1, 1, 2)], wal_segments={1, 2})
+    chosen, left_out = _choose([old, _file("new", "n", 1, 1, 2)], wal_segments={1, 2}, compacted=[])
     assert (_names(chosen), left_out) == (["old"], ["new"])
