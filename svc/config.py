@@ -22,6 +22,7 @@ from svc.errors import ServiceError
 from svc.query.memory import parse_memory_limit
 from svc.ruler.config import RulerConfig, ruler_config_errors
 from svc.tenancy import validate_tenant_id
+from svc.tls.config import TLSServerConfig
 from svc.timestamps import parse_timestamp_ns
 
 __all__ = [
@@ -72,6 +73,14 @@ class ServerConfig:
     grpc_listen_port: int = setting(9095, "gRPC port (reserved for the distributed modes).")
     log_level: str = setting("info", "Log level: debug, info, warn or error.")
     grpc_server_max_send_msg_size: int = setting(4 * MIB, "Largest response a querier sends.")
+    tls_cipher_suites: str = setting(
+        "", "Comma-separated Go names of the TLS 1.2 cipher suites allowed (empty: defaults)."
+    )
+    tls_min_version: str = setting(
+        "", "Oldest TLS version accepted: VersionTLS10 to VersionTLS13 (empty: TLS 1.2)."
+    )
+    http_tls_config: TLSServerConfig = field(default_factory=TLSServerConfig)
+    grpc_tls_config: TLSServerConfig = field(default_factory=TLSServerConfig)
 
 
 @dataclass
