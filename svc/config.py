@@ -12,8 +12,6 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from gocompat.durations import format_go_duration, format_prom_duration, parse_duration_seconds
 from gocompat.fmt import go_format_v
 from svc.config_fields import MIB, setting
@@ -22,8 +20,8 @@ from svc.errors import ServiceError
 from svc.query.memory import parse_memory_limit
 from svc.ruler.config import RulerConfig, ruler_config_errors
 from svc.tenancy import validate_tenant_id
-from svc.tls.config import TLSServerConfig
 from svc.timestamps import parse_timestamp_ns
+from svc.tls.config import TLSServerConfig
 
 __all__ = [
     "CompactorConfig",
@@ -45,6 +43,7 @@ __all__ = [
     "TsdbShipperConfig",
     "WalConfig",
     "active_period",
+    "config_from_mapping",
     "config_from_yaml",
     "config_to_dict",
     "setting",
@@ -422,12 +421,17 @@ DELETION_MODES = ("disabled", "filter-only", "filter-and-delete")
 
 
 def config_from_yaml(text: str | None) -> Config:
-    """Build a Config from YAML text (None or empty: the defaults); raise ConfigError."""
-    raw = yaml.safe_load(text) if text else None
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError(["config file must be a YAML mapping"])
+    """Build a Config from YAML text (None or empty: the defaults); raise ConfigError.
+
+    Keys of the reference that svc does not use are accepted (``svc.config_file``).
+    """
+    from svc.config_file import parse_config_text  # that module builds on this one
+
+    return parse_config_text(text or "").config
+
+
+def config_from_mapping(raw: dict[str, Any]) -> Config:
+    """Build a Config from YAML data holding only svc's keys; raise ConfigError."""
     errors: list[str] = []
     config = _build(Config, raw, "", errors)
     if errors:

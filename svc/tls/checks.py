@@ -88,7 +88,7 @@ def client_tls_error(cert_path: str, key_path: str, ca_path: str) -> str | None:
     return None
 
 
-def client_tls_errors(raw: Any, path: str = "") -> list[str]:
+def client_tls_errors(raw: Any) -> list[str]:
     """Client TLS problems anywhere in a raw config tree: every mapping that turns TLS on
     (``tls_enabled: true``) with ``tls_*_path`` keys is checked."""
     errors: list[str] = []
@@ -101,9 +101,9 @@ def client_tls_errors(raw: Any, path: str = "") -> list[str]:
             )
             if problem is not None:
                 errors.append(problem)
-        for key, value in raw.items():
-            errors += client_tls_errors(value, f"{path}{key}.")
+        for value in raw.values():
+            errors += client_tls_errors(value)
     elif isinstance(raw, list):
         for item in raw:
-            errors += client_tls_errors(item, path)
+            errors += client_tls_errors(item)
     return errors

@@ -55,10 +55,15 @@ class Server:
     """Extra environment variables of the process (``SVC_FAULT_INJECTION`` in tests)."""
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    flags: list[str] = field(default_factory=list)
+    """Command-line flags added after ``-config.file``."""
+    client_tls: dict[str, Any] = field(default_factory=dict)
+    """httpx's ``verify`` (and ``cert``) for a server with TLS on; its URL is then https."""
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.client_tls else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     @property
     def data_dir(self) -> Path:
@@ -78,7 +83,7 @@ class Server:
         config_path.write_text(yaml.safe_dump(self.config()))
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "svc", f"-config.file={config_path}"],
+            [sys.executable, "-m", "svc", f"-config.file={config_path}", *self.flags],
             stdout=log,
             stderr=log,
             cwd=self.root,
@@ -95,7 +100,7 @@ class Server:
             if self.process.poll() is not None:
                 raise RuntimeError(f"svc exited early:\n{self.log_path.read_text()}")
             try:
-                if httpx.get(self.url + "/ready", timeout=1).status_code == 200:
+                if httpx.get(self.url + "/ready", timeout=1, **self.client_tls).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
@@ -124,4 +129,4 @@ class Server:
 
     def client(self, tenant: str | None = None) -> httpx.Client:
         headers = {"X-Scope-OrgID": tenant} if tenant else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30, **self.client_tls)
