@@ -15,7 +15,7 @@ from typing import Any
 from gocompat.durations import format_go_duration, format_prom_duration, parse_duration_seconds
 from gocompat.fmt import go_format_v
 from svc.config_fields import MIB, setting
-from svc.config_schema import active_period, schema_config_errors
+from svc.config_schema import active_period, named_store_names, schema_config_errors
 from svc.errors import ServiceError
 from svc.query.memory import parse_memory_limit
 from svc.ruler.config import RulerConfig, ruler_config_errors
@@ -368,6 +368,11 @@ class StorageConfig:
     """Storage settings (``storage_config:``)."""
 
     tsdb_shipper: TsdbShipperConfig = field(default_factory=TsdbShipperConfig)
+    named_stores: dict[str, Any] = setting(  # noqa: RUF009
+        {},
+        "The reference's named object stores (by type, then name): accepted so that a schema "
+        "period's object_store may name one; the data stays in the Parquet lake.",
+    )
 
 
 @dataclass
@@ -472,6 +477,7 @@ def validate_config(config: Config) -> list[str]:
     errors += schema_config_errors(
         config.schema_config.configs,
         structured_metadata=config.limits_config.allow_structured_metadata,
+        named_stores=named_store_names(config.storage_config.named_stores),
     )
     errors += _override_errors(config)
     errors += _pattern_ingester_errors(config.pattern_ingester)

@@ -114,6 +114,8 @@ class _Sorter:
         item_svc = svc.item if svc is not None and svc.kind in ("list", "map") else None
         item_ref = ref.item if ref is not None and ref.kind in ("list", "map") else None
         if svc is not None and svc.kind not in ("list", "map"):
+            if ref is not None and ref.kind in ("struct", "list", "map"):
+                self.value(value, None, ref, path)  # kept whole, but its keys are checked
             return value  # an svc leaf: its own type checks apply
         if isinstance(value, list) and (item_svc or item_ref):
             return [self.value(v, item_svc, item_ref, f"{path}[]") for v in value]
