@@ -569,6 +569,7 @@ def _build(cls: type, raw: dict[str, Any], prefix: str, errors: list[str]) -> An
 
 
 _INVALID = object()
+_ZERO: dict[Any, Any] = {int: int, float: float, bool: bool, str: str, list: list, dict: dict}
 
 
 def _build_section(hint: Any, value: Any, path: str, errors: list[str]) -> Any:
@@ -611,6 +612,8 @@ def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors
     if _section_collection(hint):
         return _INVALID if value is None else _convert_collection(hint, value, path, errors)
     if f.metadata.get("duration"):
+        if value is None:
+            return 0.0
         try:
             return parse_duration_seconds(str(value)) if isinstance(value, str) else float(value)
         except (TypeError, ValueError) as exc:
@@ -618,6 +621,8 @@ def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors
             return _INVALID
     origin = typing.get_origin(hint)
     expected = origin if origin is not None and not isinstance(origin, types.UnionType) else hint
+    if value is None and expected in _ZERO:
+        return _ZERO[expected]()  # an empty key: Go's YAML decoder sets the zero value
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if expected is bool and not isinstance(value, bool):
@@ -627,7 +632,7 @@ def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors
         errors.append(f"{path}: cannot unmarshal {value!r} into int")
         return _INVALID
     if expected is str:
-        return "" if value is None else str(value)
+        return str(value)
     if expected is list and not isinstance(value, list):
         errors.append(f"{path}: expected a list")
         return _INVALID

@@ -107,6 +107,10 @@ class _Sorter:
 
     def value(self, value: Any, svc: _SvcNode | None, ref: RefNode | None, path: str) -> Any:
         """``value`` with ignored keys removed; errors and ignored keys are recorded."""
+        if svc is not None and svc.kind == "leaf":
+            if ref is not None and ref.kind in ("struct", "list", "map"):
+                self.value(value, None, ref, path)  # kept whole, but its keys are checked
+            return value  # an svc leaf: its own type checks apply
         if isinstance(value, dict) and (
             (svc is not None and svc.kind == "section") or (ref is not None and ref.is_struct)
         ):
@@ -114,9 +118,7 @@ class _Sorter:
         item_svc = svc.item if svc is not None and svc.kind in ("list", "map") else None
         item_ref = ref.item if ref is not None and ref.kind in ("list", "map") else None
         if svc is not None and svc.kind not in ("list", "map"):
-            if ref is not None and ref.kind in ("struct", "list", "map"):
-                self.value(value, None, ref, path)  # kept whole, but its keys are checked
-            return value  # an svc leaf: its own type checks apply
+            return value  # a section given as something else: its build reports it
         if isinstance(value, list) and (item_svc or item_ref):
             return [self.value(v, item_svc, item_ref, f"{path}[]") for v in value]
         if isinstance(value, dict) and (item_svc or item_ref):
@@ -175,10 +177,12 @@ def parse_config_text(
             text = expand(text, os.environ if env is None else env)
         except SubstitutionError as exc:
             raise ConfigError([f"{prefix}{exc}"]) from None
+    # The reference suggests the flag on any error of a file read without it; here only
+    # when the file holds a variable, where the hint can help.
+    hint = _EXPAND_HINT if not expand_env and "${" in text else ""
     try:
         raw = load_yaml(text)
     except YAMLSyntaxError as exc:
-        hint = _EXPAND_HINT if not expand_env and "${" in text else ""
         raise ConfigError([f"{prefix}{exc}{hint}"]) from None
     if raw is None:
         raw = LineDict()
@@ -186,9 +190,15 @@ def parse_config_text(
         raise ConfigError([f"{prefix}config file must be a YAML mapping"])
     sorter = _Sorter()
     kept = sorter.mapping(raw, _section(Config), reference_tree(), "")
-    if sorter.errors:
-        raise ConfigError([prefix + error for error in sorter.errors])
-    return LoadedConfig(config_from_mapping(kept), dict(raw), sorter.ignored)
+    try:
+        if sorter.errors:
+            raise ConfigError(sorter.errors)
+        config = config_from_mapping(kept)
+    except ConfigError as exc:
+        errors = [prefix + error for error in exc.errors]
+        errors[-1] += hint
+        raise ConfigError(errors) from None
+    return LoadedConfig(config, dict(raw), sorter.ignored)
 
 
 def load_config_file(path: str, *, expand_env: bool = False) -> LoadedConfig:

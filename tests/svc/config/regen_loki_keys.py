@@ -183,7 +183,9 @@ class Source:
                 pkg.type_file[name] = file
 
     def _methods(self, src: str, pkg: Package) -> None:
-        pattern = r"^func\s*\(\s*\w*\s*\*?\s*(\w+)(?:\[[^\]]*\])?\s*\)\s*(UnmarshalYAML|UnmarshalText)\b"
+        pattern = (
+            r"^func\s*\(\s*\w*\s*\*?\s*(\w+)(?:\[[^\]]*\])?\s*\)\s*(UnmarshalYAML|UnmarshalText)\b"
+        )
         for m in re.finditer(pattern, src, re.MULTILINE):
             brace = src.find("{", m.end())
             body = src[brace : _matching(src, brace)]
