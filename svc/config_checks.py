@@ -34,6 +34,9 @@ _STORAGE_WRAP = "CONFIG ERROR: invalid storage_config config: "
 # they must be able to reach when it runs elsewhere.
 _COMPACTOR_CLIENTS = frozenset({"read", "querier", "query-frontend", "backend", "ruler"})
 _DAY_NS = 24 * 3600 * 10**9
+_NO_RUNTIME_CONFIG = (
+    "overrides-exporter has been enabled, but no runtime configuration file was configured"
+)
 
 
 def _get(raw: Any, path: str, default: Any = None) -> Any:
@@ -259,6 +262,14 @@ def _compactor_errors(raw: Any, config: Config) -> list[str]:
     return errors
 
 
+def _overrides_exporter_errors(raw: Any, config: Config) -> list[str]:
+    """The exporter publishes the runtime overrides, so it needs their file (svc has no
+    such target: ``validate_config`` also names it unrecognized)."""
+    if config.target == "overrides-exporter" and not _get(raw, "runtime_config.file"):
+        return [_NO_RUNTIME_CONFIG]
+    return []
+
+
 def _retention_errors(raw: Any, config: Config) -> list[str]:
     """Stream retention rules keep data at least a day (the first short one is named)."""
     rules = _get(raw, "limits_config.retention_stream", [])
@@ -283,6 +294,7 @@ _CHECKS: tuple[Callable[[Any, Config], list[str]], ...] = (
     _wal_errors,
     _retention_errors,
     _compactor_errors,
+    _overrides_exporter_errors,
     _kafka_errors,
     _bloom_gateway_errors,
     _cache_errors,

@@ -62,18 +62,35 @@ def test_config_endpoint_masks_secrets(make_app: Callable[..., InProcessApp]) ->
     assert defaults["ruler"]["alertmanager_client"]["basic_auth_password"] == ""
 
 
-def test_print_config_stderr_masks_secrets(tmp_path: Path) -> None:
+def _verify_with(tmp_path: Path, flag: str) -> str:
+    """The standard error of ``-verify-config`` with ``flag`` on a config with secrets."""
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(SECRETS | {"common": {"path_prefix": str(tmp_path / "d")}}))
     done = subprocess.run(
-        [sys.executable, "-m", "svc", f"-config.file={path}", "-print-config-stderr",
-         "-verify-config"],
+        [sys.executable, "-m", "svc", f"-config.file={path}", flag, "-verify-config"],
         capture_output=True,
         text=True,
         timeout=60,
         cwd=tmp_path,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     assert not [value for value in SECRET_VALUES if value in done.stderr]
-    printed = done.stderr.split("---\n", 1)[1].split("\n\n", 1)[0]
+    return done.stderr
+
+
+def test_print_config_stderr_masks_secrets(tmp_path: Path) -> None:
+    stderr = _verify_with(tmp_path, "-print-config-stderr")
+    printed = stderr.split("---\n", 1)[1].split("\n\n", 1)[0]
     _check(yaml.safe_load(printed))
+
+
+def test_log_config_reverse_order_masks_secrets(tmp_path: Path) -> None:
+    stderr = _verify_with(tmp_path, "-log-config-reverse-order")
+    logged = [
+        line.split(' msg="', 1)[1][:-1]
+        for line in stderr.splitlines()
+        if line.startswith("level=info ") and ' msg="' in line and "ignored" not in line
+    ]
+    assert logged[-1] == "target: all"
+    assert "    key: <secret>" in logged
+    assert logged.index("    key: <secret>") < logged.index("  http_tls_config:")

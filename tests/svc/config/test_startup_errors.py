@@ -241,6 +241,14 @@ ROWS: list[Any] = [
         id="read-target-with-compactor-address",
     ),
     pytest.param(
+        {"target": "overrides-exporter"},
+        [
+            "unrecognized target: overrides-exporter",
+            "overrides-exporter has been enabled, but no runtime configuration file was configured",
+        ],
+        id="overrides-exporter-without-runtime-config",
+    ),
+    pytest.param(
         {"ingester": {"kafka_ingestion": {"enabled": True}}},
         ["CONFIG ERROR: invalid kafka_config config: the Kafka topic has not been configured"],
         id="kafka-topic",
