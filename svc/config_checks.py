@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from gocompat.durations import format_go_duration, format_prom_duration, parse_prom_or_go_duration
+from gocompat.durations import format_go_duration, parse_prom_or_go_duration
 from svc.config_keys import RefNode, reference_tree
 from svc.config_schema import active_period
 from svc.tls.checks import client_tls_errors, server_tls_errors
@@ -30,10 +30,6 @@ _SSE_TYPES = ("SSE-KMS", "SSE-S3")
 _PREFIX_CHARACTERS = re.compile(r"[0-9a-zA-Z-]+")
 _KAFKA_TARGETS = frozenset({"all", "write", "distributor"})
 _STORAGE_WRAP = "CONFIG ERROR: invalid storage_config config: "
-# Targets that build a delete-requests or cache-generation client of the compactor, which
-# they must be able to reach when it runs elsewhere.
-_COMPACTOR_CLIENTS = frozenset({"read", "querier", "query-frontend", "backend", "ruler"})
-_DAY_NS = 24 * 3600 * 10**9
 _NO_RUNTIME_CONFIG = (
     "overrides-exporter has been enabled, but no runtime configuration file was configured"
 )
@@ -242,44 +238,11 @@ def _wal_errors(raw: Any, config: Config) -> list[str]:
     return []
 
 
-def _compactor_errors(raw: Any, config: Config) -> list[str]:
-    """The reference's compactor checks: its ``Validate`` stops at the first problem."""
-    errors = []
-    parallelism = _get(raw, "compactor.max_compaction_parallelism", 1)
-    problem = None
-    if isinstance(parallelism, int) and parallelism < 1:
-        problem = "max compaction parallelism must be >= 1"
-    elif config.compactor.retention_enabled and not _get(raw, "compactor.delete_request_store"):
-        problem = "compactor.delete-request-store should be configured when retention is enabled"
-    if problem:
-        errors.append(f"CONFIG ERROR: invalid compactor config: {problem}")
-    addresses = _get(raw, "common.compactor_address") or _get(raw, "common.compactor_grpc_address")
-    if config.target in _COMPACTOR_CLIENTS and not addresses:
-        errors.append(
-            "query filtering for deletes requires 'compactor_grpc_address' or "
-            "'compactor_address' to be configured"
-        )
-    return errors
-
-
 def _overrides_exporter_errors(raw: Any, config: Config) -> list[str]:
     """The exporter publishes the runtime overrides, so it needs their file (svc has no
     such target: ``validate_config`` also names it unrecognized)."""
     if config.target == "overrides-exporter" and not _get(raw, "runtime_config.file"):
         return [_NO_RUNTIME_CONFIG]
-    return []
-
-
-def _retention_errors(raw: Any, config: Config) -> list[str]:
-    """Stream retention rules keep data at least a day (the first short one is named)."""
-    rules = _get(raw, "limits_config.retention_stream", [])
-    for rule in rules if isinstance(rules, list) else []:
-        period = _duration_ns(_get(rule, "period"), 0)
-        if period < _DAY_NS:
-            return [
-                "CONFIG ERROR: invalid limits_config config: retention period must be >= 24h "
-                f"was {format_prom_duration(period)}"
-            ]
     return []
 
 
@@ -292,8 +255,6 @@ _CHECKS: tuple[Callable[[Any, Config], list[str]], ...] = (
     _storage_errors,
     _directory_errors,
     _wal_errors,
-    _retention_errors,
-    _compactor_errors,
     _overrides_exporter_errors,
     _kafka_errors,
     _bloom_gateway_errors,

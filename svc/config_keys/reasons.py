@@ -2,7 +2,7 @@
 
 Rules are matched in order against the dotted path of the ignored key; a rule's pattern
 names path segments, ``*`` standing for any one segment and a leading ``**`` for any
-number of them.
+number of them; it also covers the keys below those it names.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ _STORAGE: Final = "data is kept in the Parquet lake under common.path_prefix"
 _CACHE: Final = "no result, chunk or index caches: queries read the Parquet lake"
 _IN_PROCESS: Final = "one process: queries are planned and executed in-process"
 _GRPC: Final = "no gRPC listener: every API is served over HTTP"
+_FLAG: Final = "set by a command-line flag only"
 
 _RULES: Final = (
+    ("storage_config.tsdb_shipper", "the index is the lake's catalog under common.path_prefix"),
     ("**.ring", _CLUSTER),
     ("**.lifecycler", _CLUSTER),
     ("**.kvstore", _CLUSTER),
@@ -45,7 +47,7 @@ _RULES: Final = (
     ("ingester_client", "the ingester runs in the same process"),
     ("frontend", _IN_PROCESS),
     ("frontend_worker", _IN_PROCESS),
-    ("query_scheduler.*", _IN_PROCESS),
+    ("query_scheduler", _IN_PROCESS),
     ("query_range.*", _IN_PROCESS),
     ("query_engine", _IN_PROCESS),
     ("querier.*", _IN_PROCESS),
@@ -55,9 +57,18 @@ _RULES: Final = (
     ("ingester.kafka_ingestion", "no Kafka ingestion: pushes are written to the local WAL"),
     ("dataobj", "no data objects: entries are stored as Parquet files"),
     ("ingest_limits*", "limits are enforced by the distributor in-process"),
+    ("ingester.wal", "the WAL is kept under common.path_prefix"),
     ("ingester.*", "the head is flushed to Parquet; chunk and WAL tuning of the reference differs"),
     ("compactor*", "compaction of Parquet files is svc's own"),
     ("pattern_ingester.*", "patterns are mined when queried (GET /patterns)"),
+    ("runtime_config", "per-tenant settings are read from this file's overrides block"),
+    ("verifyconfig", _FLAG),
+    ("printconfig", _FLAG),
+    ("listtargets", _FLAG),
+    ("logconfig", _FLAG),
+    ("configfile", _FLAG),
+    ("configexpandenv", _FLAG),
+    ("ballast_bytes", "no Go heap to pad"),
     ("tracing", "no tracing"),
     ("analytics", "no usage reporting"),
     ("profiling", "no profiling endpoints"),
@@ -70,12 +81,12 @@ _RULES: Final = (
 
 
 def _matches(path: list[str], pattern: list[str]) -> bool:
-    if pattern and pattern[0] == "**":
+    if not pattern:
+        return True  # a rule also covers every key below the ones it names
+    if pattern[0] == "**":
         rest = pattern[1:]
         return any(_matches(path[i:], rest) for i in range(len(path) - len(rest) + 1))
-    return len(path) == len(pattern) and all(
-        fnmatchcase(seg, pat) for seg, pat in zip(path, pattern, strict=True)
-    )
+    return bool(path) and fnmatchcase(path[0], pattern[0]) and _matches(path[1:], pattern[1:])
 
 
 def ignore_reason(path: str) -> str:

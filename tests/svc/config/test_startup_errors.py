@@ -109,16 +109,6 @@ ROWS: list[Any] = [
         id="object-store-may-be-a-named-store",
     ),
     pytest.param(
-        {"limits_config": {"retention_stream": [{"selector": '{a="b"}', "period": "12h"}]}},
-        ["CONFIG ERROR: invalid limits_config config: retention period must be >= 24h was 12h"],
-        id="stream-retention-under-a-day",
-    ),
-    pytest.param(
-        {"limits_config": {"retention_stream": [{"selector": '{a="b"}', "period": "24h"}]}},
-        [],
-        id="stream-retention-of-a-day",
-    ),
-    pytest.param(
         {
             "ingester": {"query_store_max_look_back_period": "1h"},
             "schema_config": {
@@ -208,37 +198,6 @@ ROWS: list[Any] = [
         },
         ["use of multiple cache storage systems is not supported"],
         id="two-cache-systems",
-    ),
-    pytest.param(
-        {"compactor": {"retention_enabled": True}},
-        [
-            "CONFIG ERROR: invalid compactor config: compactor.delete-request-store should be "
-            "configured when retention is enabled"
-        ],
-        id="retention-without-delete-request-store",
-    ),
-    pytest.param(
-        {"compactor": {"retention_enabled": True, "delete_request_store": "filesystem"}},
-        [],
-        id="retention-with-delete-request-store",
-    ),
-    pytest.param(
-        {"compactor": {"max_compaction_parallelism": 0}},
-        ["CONFIG ERROR: invalid compactor config: max compaction parallelism must be >= 1"],
-        id="compaction-parallelism",
-    ),
-    pytest.param(
-        {"target": "read"},
-        [
-            "query filtering for deletes requires 'compactor_grpc_address' or "
-            "'compactor_address' to be configured"
-        ],
-        id="read-target-without-compactor-address",
-    ),
-    pytest.param(
-        {"target": "read", "common": {"compactor_address": "http://backend:3100"}},
-        [],
-        id="read-target-with-compactor-address",
     ),
     pytest.param(
         {"target": "overrides-exporter"},
@@ -452,7 +411,7 @@ def test_several_errors_are_all_listed_and_nothing_starts(tmp_path: Path) -> Non
             {
                 "common": {"path_prefix": str(data)},
                 "bloom_gateway": {"enabled": True},
-                "compactor": {"max_compaction_parallelism": 0},
+                "distributor": {"kafka_writes_enabled": True},
                 "ingester": {"wal": {"checkpoint_duration": "0s"}},
             }
         )
@@ -463,7 +422,7 @@ def test_several_errors_are_all_listed_and_nothing_starts(tmp_path: Path) -> Non
         assert done.stderr.splitlines() == [
             "error: MULTIPLE CONFIG ERRORS FOUND, PLEASE READ CAREFULLY",
             "CONFIG ERROR: invalid ingester config: invalid checkpoint duration: 0s",
-            "CONFIG ERROR: invalid compactor config: max compaction parallelism must be >= 1",
+            "kafka is enabled in distributor but not in ingester",
             "CONFIG ERROR: invalid bloom_gateway config: addresses requires a list of comma "
             "separated strings in DNS service discovery format with at least one item",
         ]
