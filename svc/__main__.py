@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from svc.config import Config, ConfigError, config_from_yaml, validate_config
+from svc.config import Config, ConfigError, validate_config
+from svc.config_checks import startup_errors
+from svc.config_file import LoadedConfig, load_config_file
+from svc.config_keys.reasons import log_ignored_keys
 from svc.logging_setup import configure_logging
+from svc.ops.config_view import config_yaml
 
 __all__ = ["main", "parse_flags"]
 
@@ -26,11 +32,27 @@ common.path_prefix. Without -config.file the defaults apply: port 3100, data in 
 and auth_enabled: true, where every request names its tenant in the X-Scope-OrgID header
 (-auth.enabled=false serves one tenant, "fake", without it).
 
-  -config.file=PATH                   YAML configuration file (default: built-in defaults)
+  -config.file=PATH                   YAML configuration file (default: built-in defaults);
+                                      a comma-separated list uses the first that exists
+  -config.expand-env                  expand ${VAR} and ${VAR:-default} in the config file
   -verify-config                      validate the configuration, print every error, exit
+  -print-config-stderr                print the effective configuration (secrets masked)
+  -log-config-reverse-order           log the effective configuration, last line first
   -target=all                         components to run (all, read, write, backend, ...)
   -server.http-listen-address=ADDR    HTTP listen address (default 0.0.0.0)
   -server.http-listen-port=PORT       HTTP listen port (default 3100)
+  -server.http-tls-cert-path=PATH     serve HTTPS with this certificate (and the key below)
+  -server.http-tls-key-path=PATH      private key of the HTTPS certificate
+  -server.http-tls-client-auth=TYPE   client certificates: NoClientCert, RequestClientCert,
+                                      RequireAnyClientCert, VerifyClientCertIfGiven or
+                                      RequireAndVerifyClientCert
+  -server.http-tls-ca-path=PATH       CA certificates that verify client certificates
+  -server.grpc-tls-cert-path=PATH, -server.grpc-tls-key-path=PATH,
+  -server.grpc-tls-client-auth=TYPE, -server.grpc-tls-ca-path=PATH
+                                      the same for the gRPC listener (checked; none runs)
+  -server.tls-min-version=VERSION     VersionTLS10, VersionTLS11, VersionTLS12 (default) or
+                                      VersionTLS13
+  -server.tls-cipher-suites=LIST      comma-separated Go names of the TLS 1.2 cipher suites
   -log.level=LEVEL                    debug, info, warn or error (default info)
   -log.format=FORMAT                  logfmt or json (default logfmt)
   -auth.enabled=BOOL                  require X-Scope-OrgID (default true)
@@ -38,50 +60,85 @@ and auth_enabled: true, where every request names its tenant in the X-Scope-OrgI
   -h                                  print this help and exit
 """
 
-_VALUE_FLAGS = (
-    "config.file",
-    "target",
-    "server.http-listen-address",
-    "server.http-listen-port",
-    "log.level",
-    "log.format",
-    "common.path-prefix",
+_TLS_FLAGS = {
+    f"server.{listener}-tls-{flag}": (f"{listener}_tls_config", key)
+    for listener in ("http", "grpc")
+    for flag, key in (
+        ("cert-path", "cert_file"),
+        ("key-path", "key_file"),
+        ("client-auth", "client_auth_type"),
+        ("ca-path", "client_ca_file"),
+    )
+}
+_VALUE_FLAGS = frozenset(
+    {
+        "config.file",
+        "target",
+        "server.http-listen-address",
+        "server.http-listen-port",
+        "server.tls-min-version",
+        "server.tls-cipher-suites",
+        "log.level",
+        "log.format",
+        "common.path-prefix",
+        *_TLS_FLAGS,
+    }
 )
-# Boolean flags: ``-name`` alone means true, ``-name=false`` (Go's ParseBool spellings).
-_BOOL_FLAGS = ("verify-config", "version", "auth.enabled")
-_TRUE = ("1", "t", "T", "TRUE", "true", "True")
-_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+_BOOL_FLAGS = frozenset(
+    {
+        "verify-config",
+        "config.expand-env",
+        "print-config-stderr",
+        "log-config-reverse-order",
+        "version",
+        "auth.enabled",
+    }
+)
+_TRUE, _FALSE = ("1", "t", "T", "TRUE", "true", "True"), ("0", "f", "F", "FALSE", "false", "False")
 
 
 def parse_flags(argv: Sequence[str]) -> dict[str, str]:
-    """Flags as ``name -> value`` (``-name=value``, ``--name value``; booleans map to "true")."""
+    """Flags as ``name -> value`` (``-name=value``, ``--name value``); boolean flags map to
+    "true" or "false" (``-name``, ``-name=false``), as Go's flag package parses them."""
     flags: dict[str, str] = {}
     args = list(argv)
     while args:
         arg = args.pop(0)
         if not arg.startswith("-"):
             raise SystemExit(f"unexpected argument: {arg}\n{USAGE}")
-        name, _, value = arg.lstrip("-").partition("=")
+        name, has_value, value = arg.lstrip("-").partition("=")
         if name in ("h", "help"):
             print(USAGE)
             raise SystemExit(0)
-        if name in _VALUE_FLAGS and not _:
+        if name in _BOOL_FLAGS:
+            if has_value and value not in _TRUE + _FALSE:
+                raise SystemExit(f'invalid boolean value "{value}" for -{name}\n{USAGE}')
+            flags[name] = "false" if has_value and value in _FALSE else "true"
+            continue
+        if name not in _VALUE_FLAGS:
+            raise SystemExit(f"flag provided but not defined: -{name}\n{USAGE}")
+        if not has_value:
             if not args:
                 raise SystemExit(f"flag needs an argument: -{name}\n{USAGE}")
             value = args.pop(0)
-        elif name not in _VALUE_FLAGS and name not in _BOOL_FLAGS:
-            raise SystemExit(f"flag provided but not defined: -{name}\n{USAGE}")
-        elif name in _BOOL_FLAGS and value and value not in _TRUE + _FALSE:
-            raise SystemExit(f'invalid boolean value "{value}" for -{name}\n{USAGE}')
-        flags[name] = value or "true"
+        flags[name] = value
     return flags
 
 
-def load_config(flags: dict[str, str]) -> Config:
-    """The config file (if any) with the flags applied over it; raises ConfigError."""
-    path = flags.get("config.file")
-    text = Path(path).read_text() if path else None
-    config = config_from_yaml(text)
+def _is_set(flags: dict[str, str], name: str) -> bool:
+    return flags.get(name) == "true"
+
+
+def _config_path(value: str) -> str:
+    """The first existing file of a comma-separated ``-config.file`` (the reference's rule)."""
+    for candidate in (part.strip() for part in value.split(",")):
+        if os.path.exists(candidate):
+            return candidate
+    raise ConfigError([f"{value} does not exist, set config.file for custom config path"])
+
+
+def _apply_flags(config: Config, flags: dict[str, str]) -> list[str]:
+    """Set the settings given as flags (they win over the file); problems found."""
     errors: list[str] = []
     if "target" in flags:
         config.target = flags["target"]
@@ -101,10 +158,49 @@ def load_config(flags: dict[str, str]) -> Config:
         config.auth_enabled = flags["auth.enabled"] in _TRUE
     if "common.path-prefix" in flags:
         config.common.path_prefix = flags["common.path-prefix"]
-    errors += validate_config(config)
+    if "server.tls-min-version" in flags:
+        config.server.tls_min_version = flags["server.tls-min-version"]
+    if "server.tls-cipher-suites" in flags:
+        config.server.tls_cipher_suites = flags["server.tls-cipher-suites"]
+    for flag, (block, key) in _TLS_FLAGS.items():
+        if flag in flags:
+            setattr(getattr(config.server, block), key, flags[flag])
+    return errors
+
+
+def load_config(flags: dict[str, str]) -> LoadedConfig:
+    """The config file (if any) with the flags applied over it, checked; raises
+    ConfigError with every problem found."""
+    path = flags.get("config.file")
+    if path:
+        loaded = load_config_file(
+            _config_path(path), expand_env=_is_set(flags, "config.expand-env")
+        )
+    else:
+        loaded = LoadedConfig(Config())
+    errors = _apply_flags(loaded.config, flags)
+    errors += validate_config(loaded.config)
+    errors += startup_errors(loaded)
     if errors:
         raise ConfigError(errors)
-    return config
+    return loaded
+
+
+def _announce(loaded: LoadedConfig, flags: dict[str, str]) -> None:
+    """Start-up log lines about the configuration, and the printouts asked for."""
+    log_ignored_keys(loaded.ignored)
+    if loaded.config.server.grpc_tls_config.enabled:
+        logging.getLogger(__name__).info(
+            "grpc_tls_config is valid but not used: svc has no gRPC listener"
+        )
+    if _is_set(flags, "print-config-stderr"):
+        from svc.api.status import VERSION
+
+        sys.stderr.write(f"---\n# svc Config\n# (version={VERSION})\n")
+        sys.stderr.write(config_yaml(loaded.config, None) + "\n\n")
+    if _is_set(flags, "log-config-reverse-order"):
+        for line in reversed(config_yaml(loaded.config, None).split("\n")):
+            logging.getLogger(__name__).info(line)
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:
@@ -118,7 +214,7 @@ def catalog_command(args: Sequence[str]) -> int:
         return 2
     flags = parse_flags(args[1:])
     try:
-        config = load_config(flags)
+        config = load_config(flags).config
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -167,14 +263,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(version_text(), end="")
         return 0
     try:
-        config = load_config(flags)
+        loaded = load_config(flags)
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    if "verify-config" in flags:
+    config = loaded.config
+    configure_logging(config.server.log_level, config.server.log_format)
+    _announce(loaded, flags)
+    if _is_set(flags, "verify-config"):
         print("config is valid", file=sys.stderr)
         return 0
-    configure_logging(config.server.log_level, config.server.log_format)
     # Query threads running Python (templates, | json) hand the GIL to the event loop at
     # most every switch interval; 1 ms instead of 5 keeps /ready, /metrics and pushes
     # answering in milliseconds next to them.
@@ -195,6 +293,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ServiceError as exc:  # the data directory cannot be used: say why, exit 1
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
+    http_protocol: type[asyncio.Protocol] = GoHeaderLimitProtocol
+    tls = config.server.http_tls_config
+    if tls.enabled:
+        from svc.tls import ServerTLS, TLSSettingsError, tls_protocol_class
+
+        try:
+            server_tls = ServerTLS(
+                tls,
+                min_version=config.server.tls_min_version,
+                cipher_suites=config.server.tls_cipher_suites,
+            )
+        except TLSSettingsError as exc:  # the files changed since they were checked
+            print(f"error: error generating http tls config: {exc}", file=sys.stderr)
+            return 1
+        http_protocol = tls_protocol_class(server_tls, GoHeaderLimitProtocol)
     uvicorn.run(
         app,
         host=config.server.http_listen_address,
@@ -202,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log_config=None,
         timeout_graceful_shutdown=30,
         ws="websockets-sansio",
-        http=GoHeaderLimitProtocol,
+        http=http_protocol,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
     return 0

@@ -12,8 +12,6 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from gocompat.durations import format_go_duration, format_prom_duration, parse_duration_seconds
 from gocompat.fmt import go_format_v
 from svc.compactor.config import (
@@ -23,7 +21,7 @@ from svc.compactor.config import (
     retention_rule_error,
 )
 from svc.config_fields import MIB, setting
-from svc.config_schema import active_period, schema_config_errors
+from svc.config_schema import active_period, named_store_names, schema_config_errors
 from svc.errors import ServiceError
 from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
 from svc.logging_setup import LOG_FORMATS
@@ -31,6 +29,7 @@ from svc.query.memory import parse_memory_limit
 from svc.ruler.config import RulerConfig, ruler_config_errors
 from svc.tenancy import validate_tenant_id
 from svc.timestamps import parse_timestamp_ns
+from svc.tls.config import TLSServerConfig
 
 __all__ = [
     "BackfillConfig",
@@ -54,6 +53,7 @@ __all__ = [
     "TsdbShipperConfig",
     "WalConfig",
     "active_period",
+    "config_from_mapping",
     "config_from_yaml",
     "config_to_dict",
     "setting",
@@ -83,6 +83,14 @@ class ServerConfig:
     log_level: str = setting("info", "Log level: debug, info, warn or error.")
     log_format: str = setting("logfmt", "Log line format: logfmt or json.")
     grpc_server_max_send_msg_size: int = setting(4 * MIB, "Largest response a querier sends.")
+    tls_cipher_suites: str = setting(
+        "", "Comma-separated Go names of the TLS 1.2 cipher suites allowed (empty: defaults)."
+    )
+    tls_min_version: str = setting(
+        "", "Oldest TLS version accepted: VersionTLS10 to VersionTLS13 (empty: TLS 1.2)."
+    )
+    http_tls_config: TLSServerConfig = field(default_factory=TLSServerConfig)
+    grpc_tls_config: TLSServerConfig = field(default_factory=TLSServerConfig)
 
 
 @dataclass
@@ -422,6 +430,11 @@ class StorageConfig:
     """Storage settings (``storage_config:``)."""
 
     tsdb_shipper: TsdbShipperConfig = field(default_factory=TsdbShipperConfig)
+    named_stores: dict[str, Any] = setting(  # noqa: RUF009
+        {},
+        "The reference's named object stores (by type, then name): accepted so that a schema "
+        "period's object_store may name one; the data stays in the Parquet lake.",
+    )
 
 
 @dataclass
@@ -477,12 +490,17 @@ DELETION_MODES = ("disabled", "filter-only", "filter-and-delete")
 
 
 def config_from_yaml(text: str | None) -> Config:
-    """Build a Config from YAML text (None or empty: the defaults); raise ConfigError."""
-    raw = yaml.safe_load(text) if text else None
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError(["config file must be a YAML mapping"])
+    """Build a Config from YAML text (None or empty: the defaults); raise ConfigError.
+
+    Keys of the reference that svc does not use are accepted (``svc.config_file``).
+    """
+    from svc.config_file import parse_config_text  # that module builds on this one
+
+    return parse_config_text(text or "").config
+
+
+def config_from_mapping(raw: dict[str, Any]) -> Config:
+    """Build a Config from YAML data holding only svc's keys; raise ConfigError."""
     errors: list[str] = []
     config = _build(Config, raw, "", errors)
     if errors:
@@ -534,6 +552,7 @@ def validate_config(config: Config) -> list[str]:
     errors += schema_config_errors(
         config.schema_config.configs,
         structured_metadata=config.limits_config.allow_structured_metadata,
+        named_stores=named_store_names(config.storage_config.named_stores),
     )
     errors += _override_errors(config)
     errors += _pattern_ingester_errors(config.pattern_ingester)
@@ -644,6 +663,7 @@ def _build(cls: type, raw: dict[str, Any], prefix: str, errors: list[str]) -> An
 
 
 _INVALID = object()
+_ZERO: dict[Any, Any] = {int: int, float: float, bool: bool, str: str, list: list, dict: dict}
 
 
 def _build_section(hint: Any, value: Any, path: str, errors: list[str]) -> Any:
@@ -700,6 +720,8 @@ def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors
     if _section_collection(hint):
         return _INVALID if value is None else _convert_collection(hint, value, path, errors)
     if f.metadata.get("duration"):
+        if value is None:
+            return 0.0
         try:
             return parse_duration_seconds(str(value)) if isinstance(value, str) else float(value)
         except (TypeError, ValueError) as exc:
@@ -707,6 +729,8 @@ def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors
             return _INVALID
     origin = typing.get_origin(hint)
     expected = origin if origin is not None and not isinstance(origin, types.UnionType) else hint
+    if value is None and expected in _ZERO:
+        return _ZERO[expected]()  # an empty key: Go's YAML decoder sets the zero value
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if expected is bool and not isinstance(value, bool):
@@ -716,7 +740,7 @@ def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors
         errors.append(f"{path}: cannot unmarshal {value!r} into int")
         return _INVALID
     if expected is str:
-        return "" if value is None else str(value)
+        return str(value)
     if expected is list and not isinstance(value, list):
         errors.append(f"{path}: expected a list")
         return _INVALID

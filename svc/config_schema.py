@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
-__all__ = ["Period", "active_period", "schema_config_errors"]
+__all__ = ["Period", "active_period", "named_store_names", "schema_config_errors"]
 
 
 class IndexTables(Protocol):
@@ -125,15 +125,26 @@ def active_period(periods: Sequence[Period], today: datetime.date | None = None)
     return active
 
 
-def _schema_value_errors(period: Period) -> list[str]:
+def named_store_names(named_stores: Mapping[str, Any]) -> frozenset[str]:
+    """The names defined under ``storage_config.named_stores`` (``aws: {name: {...}}``)."""
+    names: set[str] = set()
+    for stores in named_stores.values():
+        if isinstance(stores, Mapping):
+            names.update(str(name) for name in stores)
+    return frozenset(names)
+
+
+def _schema_value_errors(period: Period, named_stores: frozenset[str]) -> list[str]:
     errors = []
     if period.store not in _INDEX_TYPES and period.store not in _LEGACY_INDEX_TYPES:
         errors.append(
             f"unrecognized `store` (index) type `{period.store}`, "
             f"choose one of: {', '.join(_INDEX_TYPES)}"
         )
-    if period.object_store not in _OBJECT_STORES and period.object_store not in (
-        _LEGACY_OBJECT_STORES
+    if (
+        period.object_store not in _OBJECT_STORES
+        and period.object_store not in _LEGACY_OBJECT_STORES
+        and period.object_store not in named_stores
     ):
         errors.append(
             f"unrecognized `object_store` type `{period.object_store}`, which also does not "
@@ -162,9 +173,15 @@ def _structured_metadata_errors(period: Period) -> list[str]:
     return errors
 
 
-def schema_config_errors(periods: Sequence[Period], *, structured_metadata: bool) -> list[str]:
+def schema_config_errors(
+    periods: Sequence[Period],
+    *,
+    structured_metadata: bool,
+    named_stores: frozenset[str] = frozenset(),
+) -> list[str]:
     """Every problem of the schema periods; with ``structured_metadata`` (allowed by the
-    limits) the active period must also support it."""
+    limits) the active period must also support it. An object store may be one of
+    ``named_stores``."""
     if not periods:
         return ["invalid schema config: must specify at least one schema configuration"]
     errors = []
@@ -172,7 +189,7 @@ def schema_config_errors(periods: Sequence[Period], *, structured_metadata: bool
     if problem is not None:
         errors.append(f"invalid schema config: {problem}")
     for period in periods:
-        errors += _schema_value_errors(period)
+        errors += _schema_value_errors(period, named_stores)
     if structured_metadata:
         errors += _structured_metadata_errors(periods[active_period(periods)])
     return errors

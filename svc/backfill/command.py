@@ -115,7 +115,7 @@ def backfill_command(argv: Sequence[str]) -> int:
     try:
         config = load_config(
             {k: v for k, v in flags.items() if k in ("config.file", "common.path-prefix")}
-        )
+        ).config
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

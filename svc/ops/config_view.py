@@ -7,6 +7,7 @@ from typing import Any
 import yaml
 
 from svc.config import Config, config_to_dict
+from svc.config_keys.secrets import mask_secrets
 
 __all__ = ["config_diff", "config_yaml"]
 
@@ -29,7 +30,8 @@ def config_diff(defaults: dict[str, Any], actual: dict[str, Any]) -> dict[str, A
 
 
 def config_yaml(config: Config, mode: str | None) -> str:
-    """YAML of the config (``mode`` ``defaults``, ``diffs``/``diff`` or anything else: all)."""
+    """YAML of the config (``mode`` ``defaults``, ``diffs``/``diff`` or anything else: all),
+    secrets masked as the reference masks them."""
     defaults = config_to_dict(Config())
     if mode == "defaults":
         data = defaults
@@ -37,5 +39,7 @@ def config_yaml(config: Config, mode: str | None) -> str:
         data = config_diff(defaults, config_to_dict(config))
     else:
         data = config_to_dict(config)
-    text: str = yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    text: str = yaml.safe_dump(
+        mask_secrets(data), sort_keys=False, default_flow_style=False, allow_unicode=True
+    )
     return text

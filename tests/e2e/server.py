@@ -71,10 +71,13 @@ class Server:
     args: tuple[str, ...] = ()
     """Command-line flags after ``-config.file``."""
     process: subprocess.Popen[bytes] | None = None
+    client_tls: dict[str, Any] = field(default_factory=dict)
+    """httpx's ``verify`` (and ``cert``) for a server with TLS on; its URL is then https."""
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.client_tls else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     @property
     def data_dir(self) -> Path:
@@ -111,7 +114,7 @@ class Server:
             if self.process.poll() is not None:
                 raise RuntimeError(f"svc exited early:\n{self.log_path.read_text()}")
             try:
-                if httpx.get(self.url + "/ready", timeout=1).status_code == 200:
+                if httpx.get(self.url + "/ready", timeout=1, **self.client_tls).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
@@ -140,4 +143,4 @@ class Server:
 
     def client(self, tenant: str | None = None) -> httpx.Client:
         headers = {"X-Scope-OrgID": tenant} if tenant else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30, **self.client_tls)

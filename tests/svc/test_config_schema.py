@@ -247,13 +247,12 @@ def test_several_errors_are_reported_together() -> None:
         ),
         pytest.param(
             {"schema_config": {"configs": [{"form": "2020-10-24"}]}},
-            "line schema_config.configs[0].form: field form not found in type PeriodConfig",
+            "line 3: field form not found in type config.raw",
             id="typo-in-period",
         ),
         pytest.param(
             {"overrides": {"t1": {"max_line_size": 10}}},
-            "line overrides.t1.max_line_size: field max_line_size not found in type "
-            "TenantOverrides",
+            "line 3: field max_line_size not found in type svc.TenantOverrides",
             id="unsupported-override",
         ),
     ],
