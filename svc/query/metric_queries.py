@@ -87,13 +87,16 @@ def run_metric_query(
     def run(text: str) -> pa.Table:
         return engine.execute(with_range(text, grid.start_ns), view, stats)
 
-    for check, message in plan.checks:
-        if run(check).num_rows:
-            raise BadRequestError(message)
     for probe, labels_probe in plan.error_probes:
         if run(probe).num_rows:
             raise BadRequestError(_pipeline_error(run(labels_probe)))
     table = run(plan.select)
+    if "failed_check" in table.column_names:
+        # A matching error is reported before a pipeline error (the reference reports
+        # whichever it meets first, step by step; both are 400s).
+        failed_check = pc.min(table["failed_check"]).as_py()
+        if failed_check is not None:
+            raise BadRequestError(plan.source.check_messages[failed_check])
     if "error" in table.column_names:
         failed = table.filter(pc.is_valid(table["error"]))
         if failed.num_rows:
@@ -117,7 +120,6 @@ class _RenderedPlan:
 
     source: MetricPlan
     select: str
-    checks: tuple[tuple[str, str], ...]
     error_probes: tuple[tuple[str, str], ...]
 
 
@@ -141,7 +143,6 @@ def _rendered(plan: MetricPlan) -> _RenderedPlan:
     return _RenderedPlan(
         plan,
         text(plan.select),
-        tuple((text(check), message) for check, message in plan.checks),
         tuple((text(probe), text(labels)) for probe, labels in plan.error_probes),
     )
 
