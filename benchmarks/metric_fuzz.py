@@ -111,7 +111,7 @@ _UNWRAPS = [
     "duration(took)",
     "duration_seconds(took)",
     "x | x > 0",
-    "status | __error__=\"\"",
+    'status | __error__=""',
 ]
 _RANGES = ["[10s]", "[1m]", "[5m]", "[30m]", "[1h]"]
 _OFFSETS = ["", "", " offset 5m", " offset -1m"]
@@ -168,7 +168,9 @@ def range_aggregations(draw: st.DrawFn) -> str:
         op, unwrap = draw(st.sampled_from(_PLAIN_OPS)), ""
     else:
         op = draw(st.sampled_from(_UNWRAP_OPS))
-        unwrap = " | unwrap " + draw(st.sampled_from(_UNWRAPS)) + draw(st.sampled_from(_ERROR_FILTERS))
+        unwrap = (
+            " | unwrap " + draw(st.sampled_from(_UNWRAPS)) + draw(st.sampled_from(_ERROR_FILTERS))
+        )
     param = draw(st.sampled_from(_QUANTILES)) + ", " if op == "quantile_over_time" else ""
     grouping = draw(st.sampled_from(_RANGE_GROUPINGS)) if op in _GROUPABLE else ""
     body = f"{selector} {pipeline}{errors}{unwrap}".replace("  ", " ")
@@ -195,9 +197,9 @@ def _binary(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
             modifier = draw(st.sampled_from(["", " on (app)", " ignoring (pod)", " on ()"]))
         else:
             op = draw(st.sampled_from(_BINARY_OPS))
-            modifier = " bool" if op in ("==", "!=", ">", ">=", "<", "<=") and draw(
-                st.booleans()
-            ) else ""
+            modifier = (
+                " bool" if op in ("==", "!=", ">", ">=", "<", "<=") and draw(st.booleans()) else ""
+            )
             modifier += draw(st.sampled_from(_MATCHINGS))
         if draw(st.integers(0, 3)) == 0:
             scalar = draw(st.sampled_from(["2", "0", "0.5", "-1", "1e3"]))
