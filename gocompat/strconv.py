@@ -130,20 +130,23 @@ _INT64_MAX: Final = (1 << 63) - 1
 
 
 def _underscores_ok(text: str) -> bool:
-    # Go allows "_" only between digits or after a base prefix.
-    prev = "^"
-    body = text
-    if len(text) >= 2 and text[0] == "0" and text[1].lower() in "xob":
-        body = text[2:]
-        prev = "0"
-    for ch in body:
-        if ch == "_":
-            if prev != "0":
+    """Go's rule: "_" only between digits, or between a base prefix and a digit."""
+    body = text[1:] if text[:1] in "+-" else text
+    saw, index, hexadecimal = "^", 0, False
+    if len(body) >= 2 and body[0] == "0" and body[1].lower() in "xob":
+        saw, index, hexadecimal = "0", 2, body[1].lower() == "x"
+    for ch in body[index:]:
+        if "0" <= ch <= "9" or (hexadecimal and "a" <= ch.lower() <= "f"):
+            saw = "0"
+        elif ch == "_":
+            if saw != "0":
                 return False
-            prev = "_"
+            saw = "_"
+        elif saw == "_":
+            return False
         else:
-            prev = "0"
-    return prev != "_"
+            saw = "!"
+    return saw != "_"
 
 
 def parse_int(text: str, *, bits: int = 64) -> int | None:
@@ -169,7 +172,8 @@ def parse_int(text: str, *, bits: int = 64) -> int | None:
     return value if -limit <= value < limit else None
 
 
-_DEC_FLOAT: Final = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# ASCII digits only (Python's ``\d`` takes any Unicode digit); "_" as Go allows it.
+_DEC_FLOAT: Final = re.compile(r"[+-]?(?:[0-9_]+\.?[0-9_]*|\.[0-9_]+)(?:[eE][+-]?[0-9_]+)?")
 _HEX_FLOAT: Final = re.compile(r"([+-]?)0[xX]([0-9a-fA-F_]*(?:\.[0-9a-fA-F_]*)?)[pP]([+-]?[\d_]+)")
 _SPECIAL: Final = re.compile(r"([+-]?)(inf|infinity|nan)", re.IGNORECASE)
 
@@ -177,7 +181,9 @@ _SPECIAL: Final = re.compile(r"([+-]?)(inf|infinity|nan)", re.IGNORECASE)
 def parse_float(text: str) -> float | None:
     """``strconv.ParseFloat(text, 64)``; None on syntax or range errors."""
     if _DEC_FLOAT.fullmatch(text):
-        value = float(text)
+        if "_" in text and not _underscores_ok(text):
+            return None
+        value = float(text.replace("_", ""))
         return None if math.isinf(value) else value
     special = _SPECIAL.fullmatch(text)
     if special:
@@ -185,7 +191,7 @@ def parse_float(text: str) -> float | None:
             return None if special.group(1) else math.nan
         return -math.inf if special.group(1) == "-" else math.inf
     hexed = _HEX_FLOAT.fullmatch(text)
-    if hexed and _underscores_ok("0x" + hexed.group(2).replace(".", "")):
+    if hexed and _underscores_ok(text):
         mantissa = hexed.group(2).replace("_", "")
         if mantissa in ("", "."):
             return None
