@@ -29,7 +29,7 @@ from logql_to_sql.sql.parser_stages import (
     json_candidate_paths,
     json_path,
     logfmt_value,
-    pattern_regex,
+    pattern_steps,
     sanitize,
 )
 from logql_to_sql.sql.stages import ANSI_ESCAPES, line_filter_condition, matcher_condition
@@ -329,12 +329,12 @@ def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
             else:
                 values[label] = sql("CASE WHEN :p AND :r <> '' THEN :r END", p=present, r=raw)
         return _Extraction([], values, none, none.copy())
-    markers: dict[str, str] = {}
-    if isinstance(stage, ast.RegexpParser):
-        regex, names = stage.regex, [n for n in capture_names(stage.regex) if n]
-    else:
-        assert isinstance(stage, ast.PatternParser)
-        regex, names, markers = pattern_regex(stage.pattern)
+    if isinstance(stage, ast.PatternParser):
+        stepped = pattern_steps(stage.pattern, keys)
+        values = {sanitize(name): value for name, value in stepped.values.items()}
+        return _Extraction(stepped.steps, values, none, none.copy())
+    assert isinstance(stage, ast.RegexpParser)
+    regex, names = stage.regex, [n for n in capture_names(stage.regex) if n]
     wanted_groups = [n for n in names if sanitize(n) in keys]
     if not wanted_groups:
         return _Extraction([], {}, none, none.copy())
@@ -346,12 +346,7 @@ def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
             names=groups,
         )
     }
-    values = {}
-    for name in wanted_groups:
-        value = sql("rx[:n]", n=name)
-        if name in markers:
-            value = sql("CASE WHEN rx[:m] <> '' THEN :v END", m=markers[name], v=value)
-        values[sanitize(name)] = value
+    values = {sanitize(name): sql("rx[:n]", n=name) for name in wanted_groups}
     return _Extraction([extras], values, none, none.copy())
 
 

@@ -8,6 +8,7 @@ All work runs inside DuckDB (its JSON reader and RE2), never in Python per row.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -23,6 +24,7 @@ __all__ = [
     "JSON_SCALAR",
     "Hinted",
     "Parsed",
+    "Stepped",
     "first_wins",
     "group_names",
     "json_all",
@@ -33,7 +35,7 @@ __all__ = [
     "logfmt_hinted",
     "logfmt_value",
     "pattern",
-    "pattern_regex",
+    "pattern_steps",
     "regexp",
     "sanitize",
     "sanitize_sql",
@@ -220,16 +222,11 @@ def group_names(regex: str) -> list[str]:
     return [name or f"_g{i}" for i, name in enumerate(capture_names(regex), start=1)]
 
 
-def _captures(regex: str, names: list[str], markers: dict[str, str] | None = None) -> Parsed:
-    markers = markers or {}
+def _captures(regex: str, names: list[str]) -> Parsed:
     matched = sql("regexp_extract(line, :re, :names)", re=regex, names=group_names(regex))
     items = []
     for name in names:
         value = sql(":s[:k]", s=matched.copy(), k=name)
-        if name in markers:
-            value = sql(
-                "CASE WHEN :s[:m] <> '' THEN :v END", s=matched.copy(), m=markers[name], v=value
-            )
         items.append(sql("{'key': :k, 'value': :v}", k=sanitize(name), v=value))
     entries = sql(
         "CASE WHEN regexp_matches(line, :re) THEN list_filter(:items, x -> x.value IS NOT NULL) "
@@ -249,38 +246,83 @@ def regexp(node: ast.RegexpParser) -> Parsed:
 _PATTERN_PART = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
-def pattern_regex(text: str) -> tuple[str, list[str], dict[str, str]]:
-    """An RE2 regex doing what the pattern parser does, its capture names, and for each
-    capture behind a literal the marker group telling whether that literal was found.
+@dataclass(frozen=True)
+class Stepped:
+    """A parse computed as successive columns: each step's columns read the line and the
+    columns of earlier steps; ``values`` (per capture name, NULL when unset) read the last
+    step's."""
 
-    A leading literal anchors at the start; each capture runs to the first occurrence of
-    the next literal; when a literal is missing the capture before it takes the rest of
-    the line and the later captures stay unset.
+    steps: list[dict[str, exp.Expr]]
+    values: dict[str, exp.Expr]
+
+
+def pattern_steps(text: str, wanted: Collection[str] | None = None) -> Stepped:
+    """What ``| pattern`` captures, found with substring searches instead of a regex.
+
+    The reference walks the pattern once: a leading literal must start the line (else
+    nothing is captured), each capture takes the text up to the first occurrence of the
+    literal after it, and once a literal is missing the capture before it takes the rest
+    of the line and later captures stay unset; an empty line captures nothing. Column
+    ``pat_r<i>`` is the text left before capture ``i`` (NULL once a literal was missing),
+    ``pat_p<i>`` where its closing literal starts in it (0 when missing). Only the
+    captures up to the last one in ``wanted`` (all when None) are computed.
     """
     parts = _PATTERN_PART.split(text)
-    literals, names = parts[0::2], parts[1::2]
-    regex = "(?s)^" + re.escape(literals[0])
-    closing = ""
-    markers: dict[str, str] = {}
-    marker = ""
-    for index, (name, literal) in enumerate(zip(names, literals[1:], strict=True)):
-        group = ".*?" if name == "_" else f"(?P<{name}>.*?)"
-        if name != "_" and marker:
-            markers[name] = marker
-        if literal:
-            marker = f"_m{index}"
-            regex += f"{group}(?:(?P<{marker}>{re.escape(literal)})"
-            closing += ")?"
-        else:
-            regex += group.replace(".*?", ".*")
-    regex += ".*" + closing + "$" if closing else "$"
-    return regex, [n for n in names if n != "_"], markers
+    leading, names, closing = parts[0], parts[1::2], parts[2::2]
+    needed = [
+        i for i, n in enumerate(names) if n != "_" and (wanted is None or sanitize(n) in wanted)
+    ]
+    if not needed:
+        return Stepped([], {})
+    first = (
+        sql("CASE WHEN line <> '' THEN line END")
+        if not leading
+        else sql(
+            "CASE WHEN line <> '' AND starts_with(line, :l) THEN substr(line, :n) END",
+            l=leading,
+            n=len(leading) + 1,
+        )
+    )
+    steps: list[dict[str, exp.Expr]] = [{"pat_r0": first}]
+    values: dict[str, exp.Expr] = {}
+    for i in range(needed[-1] + 1):
+        rest = exp.column(f"pat_r{i}")
+        literal = closing[i]
+        if not literal:  # the final capture takes the rest
+            values[names[i]] = rest
+            break
+        steps.append({"pat_p" + str(i): sql("strpos(:r, :l)", r=rest.copy(), l=literal)})
+        position = exp.column(f"pat_p{i}")
+        if names[i] != "_":
+            values[names[i]] = sql(
+                "CASE WHEN :p = 0 THEN :r ELSE left(:r, :p - 1) END", p=position, r=rest
+            )
+        if i < needed[-1]:
+            steps.append(
+                {
+                    f"pat_r{i + 1}": sql(
+                        "CASE WHEN :p > 0 THEN substr(:r, :p + :n) END",
+                        p=position.copy(),
+                        r=rest.copy(),
+                        n=len(literal),
+                    )
+                }
+            )
+    return Stepped(steps, {n: v for n, v in values.items() if n in {names[i] for i in needed}})
 
 
-def pattern(node: ast.PatternParser) -> Parsed:
-    """``| pattern "<ip> - <_> <status>"``: captures by literal delimiters."""
-    regex, names, markers = pattern_regex(node.pattern)
-    return _captures(regex, names, markers)
+def pattern(node: ast.PatternParser) -> tuple[list[dict[str, exp.Expr]], Parsed]:
+    """``| pattern "<ip> - <_> <status>"``: the columns to compute first, then what the
+    stage extracts from them."""
+    stepped = pattern_steps(node.pattern)
+    items = [
+        sql("{'key': :k, 'value': :v}", k=sanitize(name), v=value)
+        for name, value in stepped.values.items()
+    ]
+    entries = sql(
+        "list_filter(:items, x -> x.value IS NOT NULL)", items=exp.Array(expressions=items)
+    )
+    return stepped.steps, Parsed(entries, sql(_NULL), sql(_NULL))
 
 
 def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:

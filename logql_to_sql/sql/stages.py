@@ -344,7 +344,12 @@ class StageCompiler:
         return self._merge(frame, regexp(stage))
 
     def visit_PatternParser(self, frame: Frame, stage: ast.PatternParser, needed: Needed) -> Frame:
-        return self._merge(frame, pattern(stage))
+        steps, parsed = pattern(stage)
+        carried: dict[str, exp.Expr] = {}
+        for step in steps:
+            carried = {**{name: exp.column(name) for name in carried}, **step}
+            frame = frame.next(extras=carried)
+        return self._merge(frame, parsed)
 
     def visit_Unpack(self, frame: Frame, stage: ast.Unpack, needed: Needed) -> Frame:
         new_line, _, parsed = unpack_entries()
