@@ -10,8 +10,10 @@ from typing import Final
 __all__ = [
     "format_float",
     "parse_float",
+    "parse_float_checked",
     "parse_int",
     "quote",
+    "quote_bytes",
     "quote_rune",
     "shortest_digits",
     "unquote",
@@ -52,6 +54,18 @@ def _escape_rune(ch: str, quote_char: str, ascii_only: bool) -> str:
 def quote(text: str, *, ascii_only: bool = False) -> str:
     """``strconv.Quote`` (or ``QuoteToASCII``)."""
     return '"' + "".join(_escape_rune(ch, '"', ascii_only) for ch in text) + '"'
+
+
+def quote_bytes(raw: bytes) -> str:
+    """``strconv.Quote`` of a Go string holding arbitrary bytes: invalid UTF-8 bytes print
+    as ``\\xNN``."""
+    out = ['"']
+    for ch in raw.decode("utf-8", "surrogateescape"):
+        code = ord(ch)
+        out.append(
+            f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else _escape_rune(ch, '"', False)
+        )
+    return "".join(out) + '"'
 
 
 def quote_rune(code: int, *, ascii_only: bool = False) -> str:
@@ -201,6 +215,19 @@ def parse_float(text: str) -> float | None:
             return None
         return value
     return None
+
+
+def parse_float_checked(text: str) -> float:
+    """``strconv.ParseFloat(text, 64)``; raise ``ValueError`` with Go's message."""
+    value = parse_float(text)
+    if value is not None:
+        return value
+    hexed = _HEX_FLOAT.fullmatch(text)
+    well_formed = bool(_DEC_FLOAT.fullmatch(text) or (hexed and hexed.group(2) not in ("", ".")))
+    if "_" in text:
+        well_formed = well_formed and _underscores_ok(text)
+    reason = "value out of range" if well_formed else "invalid syntax"
+    raise ValueError(f"strconv.ParseFloat: parsing {quote(text)}: {reason}")
 
 
 def shortest_digits(value: float) -> tuple[str, int]:

@@ -22,7 +22,13 @@ from logql_to_sql.sql.compiler import (
     compile_log_query,
     compile_stream_matchers,
 )
-from logql_to_sql.sql.dialect import DIALECT, UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_TEMPLATE
+from logql_to_sql.sql.dialect import (
+    DIALECT,
+    UDF_IP_MATCH,
+    UDF_JSON_FIELDS,
+    UDF_PARSE_VALUE,
+    UDF_TEMPLATE,
+)
 from logql_to_sql.sql.metric_query import MetricPlan, compile_metric_query
 from logql_to_sql.sql.parser_stages import json_all, logfmt, sanitize
 from logql_to_sql.sql.range_aggregation import Grid
@@ -37,6 +43,7 @@ __all__ = [
     "DIALECT",
     "UDF_IP_MATCH",
     "UDF_JSON_FIELDS",
+    "UDF_PARSE_VALUE",
     "UDF_TEMPLATE",
     "Direction",
     "Expr",

@@ -8,8 +8,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final
 
-from gocompat.durations import parse_go_duration
-from gocompat.strconv import parse_float, parse_int, quote
+from gocompat.durations import parse_go_duration, parse_humanize_bytes
+from gocompat.strconv import parse_float, parse_int
 from gocompat.template.errors import GoError
 from gocompat.template.funcspec import Func
 from gocompat.template.values import Int64, wrap_int64
@@ -164,51 +164,11 @@ def _round(value: Any, places: int, *round_on: float) -> float:
     return float(rounded / power)
 
 
-_SIZES: Final = {
-    "b": 1,
-    "": 1,
-    "kib": 1 << 10,
-    "ki": 1 << 10,
-    "kb": 10**3,
-    "k": 10**3,
-    "mib": 1 << 20,
-    "mi": 1 << 20,
-    "mb": 10**6,
-    "m": 10**6,
-    "gib": 1 << 30,
-    "gi": 1 << 30,
-    "gb": 10**9,
-    "g": 10**9,
-    "tib": 1 << 40,
-    "ti": 1 << 40,
-    "tb": 10**12,
-    "t": 10**12,
-    "pib": 1 << 50,
-    "pi": 1 << 50,
-    "pb": 10**15,
-    "p": 10**15,
-    "eib": 1 << 60,
-    "ei": 1 << 60,
-    "eb": 10**18,
-    "e": 10**18,
-}
-
-
 def _bytes(text: str) -> float:
-    end = 0
-    while end < len(text) and (text[end].isdecimal() or text[end] in ".,"):
-        end += 1
-    number = text[:end].replace(",", "")
-    value = parse_float(number)
-    if value is None:
-        raise GoError(f"strconv.ParseFloat: parsing {quote(number)}: invalid syntax")
-    unit = text[end:].strip(" \t\n\v\f\r").lower()
-    if unit not in _SIZES:
-        raise GoError(f"unhandled size name: {unit}")
-    value *= _SIZES[unit]
-    if value >= 2.0**64:
-        raise GoError(f"too large: {text}")
-    return float(int(value))
+    try:
+        return float(parse_humanize_bytes(text))
+    except ValueError as exc:
+        raise GoError(str(exc)) from None
 
 
 def parse_duration(text: str) -> int:

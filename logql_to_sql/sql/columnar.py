@@ -13,22 +13,21 @@ metadata label lands in ``<key>_extracted``; the first parser to write a label w
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
-from logql_to_sql.sql.dialect import sql
+from logql_to_sql.sql.dialect import opaque, sql
 from logql_to_sql.sql.frame import Frame
 from logql_to_sql.sql.label_filters import compile_label_filter
+from logql_to_sql.sql.logfmt import logfmt_lookup
 from logql_to_sql.sql.parser_stages import (
     IS_OBJECT,
     JSON_DETAILS,
     group_names,
     json_candidate_paths,
     json_path,
-    logfmt_value,
     pattern_steps,
     sanitize,
 )
@@ -250,7 +249,7 @@ def _source_keys(tracked: ColumnarLabels) -> list[str]:
 def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
     # Every heavy expression is computed once, in its own frame, and read as a column after:
     # DuckDB does not share repeated subexpressions across CASE branches.
-    extraction = _extract(stage, _source_keys(tracked))
+    extraction = _extract(stage, _source_keys(tracked), tracked)
     carried: dict[str, exp.Expr] = {}
     for step in extraction.steps:
         carried = {**{name: exp.column(name) for name in carried}, **step}
@@ -261,6 +260,13 @@ def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
         if (value := _parsed_for(name, extraction.values, tracked)) is not None
     }
     frame = frame.next(extras={**parsed, "pq": extraction.error, "pd": extraction.details})
+    frame = frame.next(
+        extras={
+            **{column: opaque(exp.column(column)) for column in parsed},
+            "pq": exp.column("pq"),
+            "pd": exp.column("pd"),
+        }
+    )
     changes: dict[str, exp.Expr] = {}
     for column in parsed:
         index = column[1:]
@@ -305,30 +311,37 @@ def _parsed_for(name: str, values: dict[str, exp.Expr], tracked: ColumnarLabels)
     return sql("CASE WHEN :b THEN NULL ELSE :o END", b=tracked.in_base(name), o=own)
 
 
-def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
+def _worth_parsing(label: str, tracked: ColumnarLabels) -> exp.Expr | None:
+    """When a parsed ``label`` can matter: a tracked name clashing with a stream or metadata
+    label takes the parsed value only as ``<label>_extracted``, so lines whose stream has
+    ``label`` need not be searched unless that name is tracked too."""
+    if label in tracked.names and label + _SUFFIX not in tracked.names:
+        return sql("NOT :b", b=tracked.in_base(label))
+    return None
+
+
+def _extract(stage: ast.Stage, keys: list[str], tracked: ColumnarLabels) -> _Extraction:
     none = sql("CAST(NULL AS VARCHAR)")
     if isinstance(stage, ast.JsonParser):
         return _json(stage, keys)
     if isinstance(stage, ast.LogfmtParser):
         wanted = {e.name: e.expression for e in stage.extractions} or {k: k for k in keys}
-        values = {}
-        for label, key in wanted.items():
-            if label not in keys:
-                continue
-            pair = (
-                r"(?:^|[\x00-\x20])"
-                + re.escape(key)
-                + r'(=("(?:[^"\\]|\\.)*"|[^\x00-\x20"=]*))?(?:[\x00-\x20]|$)'
-            )
-            raw = logfmt_value(sql("regexp_extract(line, :re, 2)", re=pair))
-            present = sql("regexp_matches(line, :re)", re=pair)
-            if stage.extractions:
-                values[label] = sql("CASE WHEN :p THEN :r ELSE '' END", p=present, r=raw)
-            elif stage.keep_empty:
-                values[label] = sql("CASE WHEN :p THEN :r END", p=present, r=raw)
-            else:
-                values[label] = sql("CASE WHEN :p AND :r <> '' THEN :r END", p=present, r=raw)
-        return _Extraction([], values, none, none.copy())
+        chosen = {label: key for label, key in wanted.items() if label in keys}
+        guards: dict[str, exp.Expr] = {}
+        for key in set(chosen.values()):
+            labels = [label for label, source in chosen.items() if source == key]
+            tests = [_worth_parsing(label, tracked) for label in labels]
+            if all(test is not None for test in tests):
+                guards[key] = exp.or_(*tests)
+        keep_empty = stage.keep_empty or bool(stage.extractions)
+        steps, found = logfmt_lookup(list(dict.fromkeys(chosen.values())), keep_empty, "lf", guards)
+        values = {
+            label: sql("coalesce(:v, '')", v=found[key].copy())
+            if stage.extractions
+            else found[key].copy()
+            for label, key in chosen.items()
+        }
+        return _Extraction(steps, values, none, none.copy())
     if isinstance(stage, ast.PatternParser):
         stepped = pattern_steps(stage.pattern, keys)
         values = {sanitize(name): value for name, value in stepped.values.items()}

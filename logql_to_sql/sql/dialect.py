@@ -18,9 +18,11 @@ __all__ = [
     "DIALECT",
     "UDF_IP_MATCH",
     "UDF_JSON_FIELDS",
+    "UDF_PARSE_VALUE",
     "UDF_TEMPLATE",
     "contains",
     "literal",
+    "opaque",
     "regex_full_match",
     "regex_search",
     "sql",
@@ -34,6 +36,13 @@ UDF_TEMPLATE = "logql_template"
 
 UDF_IP_MATCH = "logql_ip_match"
 """Engine-provided function: (text, ip pattern) -> whether an IP in text matches."""
+
+UDF_PARSE_VALUE = "logql_parse_value"
+"""Engine-provided function: (kind, text) -> STRUCT(value DOUBLE, nanos BIGINT, error
+VARCHAR), ``text`` read as Go reads label values: kind ``float`` (``strconv.ParseFloat``),
+``duration`` (``time.ParseDuration``: ``value`` in seconds, ``nanos``), ``bytes``
+(go-humanize ``ParseBytes``); ``error`` is Go's message when the text does not convert.
+The compiled SQL calls it only for texts its own SQL does not read."""
 
 UDF_JSON_FIELDS = "logql_json_fields"
 """Engine-provided function: line -> ``| json``'s flattened fields, LIST(STRUCT(key, value)),
@@ -81,13 +90,29 @@ def sql(template: str, **values: Value) -> exp.Expr:
             name = node.name[len(_PREFIX) :]
             # The caller hands its nodes over: the first mention takes the node itself,
             # each further mention a copy.
-            if name in used:
-                return nodes[name].copy()
+            value = nodes[name].copy() if name in used else nodes[name]
             used.add(name)
-            return nodes[name]
+            # An operator put in an operand's place keeps its own precedence: ":a * :b"
+            # with a sum for :a means (sum) * b.
+            if isinstance(node.parent, exp.Binary | exp.Unary) and isinstance(
+                value, exp.Binary | exp.Unary
+            ):
+                return exp.paren(value, copy=False)
+            return value
         return node
 
     return tree.transform(replace, copy=False)
+
+
+def opaque(value: exp.Expr) -> exp.Expr:
+    """``value``, computed once where the SQL computes it.
+
+    DuckDB pushes a filter down through the projections below it by putting their
+    expressions in place of the columns it reads: a filter on a parsed label would parse
+    the line again (once in the filter, once in the projection). It never does so with
+    an expression that calls a volatile function, as this one does (``random()`` is
+    always >= 0: the value is unchanged)."""
+    return sql("CASE WHEN random() >= 0 THEN :v END", v=value)
 
 
 def contains(haystack: exp.Expr, needle: exp.Expr) -> exp.Expr:

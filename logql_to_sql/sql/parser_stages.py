@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
 from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, sql
+from logql_to_sql.sql.logfmt import logfmt_lookup, logfmt_pairs
 from logql_to_sql.syntax import ast
 
 __all__ = [
@@ -33,7 +34,6 @@ __all__ = [
     "json_paths",
     "logfmt",
     "logfmt_hinted",
-    "logfmt_value",
     "pattern",
     "pattern_steps",
     "regexp",
@@ -64,6 +64,9 @@ class Parsed:
     details: exp.Expr
     skip_empty_base: bool = False
     """Drop empty values named like a stream or metadata label (listed logfmt keys)."""
+    steps: tuple[dict[str, exp.Expr], ...] = ()
+    """Columns to compute first, one frame each (later ones may read earlier ones); the
+    other fields may read them."""
 
 
 def sanitize(name: str) -> str:
@@ -138,46 +141,10 @@ def json_paths(extractions: tuple[ast.LabelExtraction, ...]) -> Parsed:
     return Parsed(entries, sql("CASE WHEN :bad THEN 'JSONParserErr' END", bad=bad), sql(_NULL))
 
 
-_LOGFMT_TOKEN = r'(?:[^\x00-\x20"]+|"(?:[^"\\]|\\.)*"?)+'
-_LOGFMT_PAIR = r'([^="\x00-\x20]+)(=("(?:[^"\\]|\\.)*"|[^="\x00-\x20]*))?'
-
-
-def logfmt_value(raw: exp.Expr) -> exp.Expr:
-    """A logfmt value as text: a quoted one unescaped. Its escapes are JSON's (``\\uXXXX``
-    included), which DuckDB decodes; a quoted value JSON rejects (a raw control character,
-    ``\\'``) has ``\\"``, ``\\n``, ``\\t`` and ``\\\\`` replaced instead."""
-    return sql(
-        "CASE WHEN starts_with(:r, '\"') THEN coalesce(TRY(json_extract_string(:r, '$')), "
-        "replace(replace(replace(replace("
-        "substr(:r, 2, length(:r) - 2), '\\\"', '\"'), '\\n', chr(10)), '\\t', chr(9)), "
-        "'\\\\', '\\')) ELSE :r END",
-        r=raw,
-    )
-
-
 def logfmt(node: ast.LogfmtParser) -> Parsed:
-    """``| logfmt``: key=value pairs; invalid pairs skipped (``--strict``: the first one
-    stops parsing and sets the error)."""
-    tokens = sql("regexp_extract_all(line, :re)", re=_LOGFMT_TOKEN)
-    bad = sql(
-        "coalesce(list_position(list_transform(:t, t -> regexp_full_match(t, :pair)), false), 0)",
-        t=tokens.copy(),
-        pair=_LOGFMT_PAIR,
-    )
-    considered = (
-        sql("CASE WHEN :bad > 0 THEN :t[1 : :bad - 1] ELSE :t END", bad=bad, t=tokens.copy())
-        if node.strict
-        else tokens.copy()
-    )
-    valid = sql(
-        "list_filter(:t, t -> regexp_full_match(t, :pair))", t=considered, pair=_LOGFMT_PAIR
-    )
-    pairs = sql(
-        "list_transform(:v, t -> {'key': :key, 'value': :value})",
-        v=valid,
-        key=sanitize_sql(sql("regexp_extract(t, '^[^=]*')")),
-        value=logfmt_value(sql("regexp_extract(t, '^[^=]*=?(.*)$', 1)")),
-    )
+    """``| logfmt``: key=value pairs as the reference's decoder reads them; invalid pairs
+    skipped (``--strict``: the first one stops parsing and sets the error)."""
+    pairs, error, details = logfmt_pairs(node)
     if node.extractions:
         wanted = {e.expression: e.name for e in node.extractions}
         found = sql(
@@ -193,27 +160,7 @@ def logfmt(node: ast.LogfmtParser) -> Parsed:
                 for key, name in wanted.items()
             ]
         )
-    elif not node.keep_empty:
-        pairs = sql("list_filter(:p, x -> x.value <> '')", p=pairs)
-    if not node.strict:
-        return Parsed(pairs, sql(_NULL), sql(_NULL), bool(node.extractions))
-    offender = sql(":t[:bad]", t=tokens.copy(), bad=bad.copy())
-    prefix = sql("length(regexp_extract(:o, :pair))", o=offender, pair=r"^" + _LOGFMT_PAIR)
-    details = sql(
-        "CASE WHEN regexp_full_match(:o, :open) THEN 'logfmt syntax error at pos ' || "
-        "(length(line) + 1) || ' : unterminated quoted value' "
-        "ELSE 'logfmt syntax error at pos ' || (strpos(line, :o) + :prefix) || "
-        "' : unexpected ' || chr(39) || substr(:o, :prefix + 1, 1) || chr(39) END",
-        o=offender.copy(),
-        open=r'[^="\x00-\x20]+="(?:[^"\\]|\\.)*\\?',
-        prefix=prefix,
-    )
-    return Parsed(
-        pairs,
-        sql("CASE WHEN :bad > 0 THEN 'LogfmtParserErr' END", bad=bad.copy()),
-        sql("CASE WHEN :bad > 0 THEN :d END", bad=bad.copy(), d=details),
-        bool(node.extractions),
-    )
+    return Parsed(pairs, error, details, bool(node.extractions))
 
 
 def group_names(regex: str) -> list[str]:
@@ -311,9 +258,8 @@ def pattern_steps(text: str, wanted: Collection[str] | None = None) -> Stepped:
     return Stepped(steps, {n: v for n, v in values.items() if n in {names[i] for i in needed}})
 
 
-def pattern(node: ast.PatternParser) -> tuple[list[dict[str, exp.Expr]], Parsed]:
-    """``| pattern "<ip> - <_> <status>"``: the columns to compute first, then what the
-    stage extracts from them."""
+def pattern(node: ast.PatternParser) -> Parsed:
+    """``| pattern "<ip> - <_> <status>"``: captures by literal delimiters."""
     stepped = pattern_steps(node.pattern)
     items = [
         sql("{'key': :k, 'value': :v}", k=sanitize(name), v=value)
@@ -322,7 +268,7 @@ def pattern(node: ast.PatternParser) -> tuple[list[dict[str, exp.Expr]], Parsed]
     entries = sql(
         "list_filter(:items, x -> x.value IS NOT NULL)", items=exp.Array(expressions=items)
     )
-    return stepped.steps, Parsed(entries, sql(_NULL), sql(_NULL))
+    return Parsed(entries, sql(_NULL), sql(_NULL), steps=tuple(stepped.steps))
 
 
 def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:
@@ -434,27 +380,12 @@ def json_hinted(keys: tuple[str, ...]) -> Hinted:
 
 
 def logfmt_hinted(keys: tuple[str, ...], keep_empty: bool) -> Parsed:
-    """``| logfmt`` producing only ``keys``: the first ``key=value`` of each, by regex."""
-    items = []
-    for key in keys:
-        pair = (
-            r"(?:^|[\x00-\x20])"
-            + re.escape(key)
-            + r'(=("(?:[^"\\]|\\.)*"|[^\x00-\x20"=]*))?(?:[\x00-\x20]|$)'
-        )
-        value = logfmt_value(sql("regexp_extract(line, :re, 2)", re=pair))
-        items.append(
-            sql(
-                "{'key': :k, 'value': CASE WHEN regexp_matches(line, :re) THEN :v END}",
-                k=key,
-                re=pair,
-                v=value,
-            )
-        )
-    keep = "x.value IS NOT NULL" if keep_empty else "x.value IS NOT NULL AND x.value <> ''"
+    """``| logfmt`` producing only ``keys``: the first good ``key=value`` of each."""
+    steps, values = logfmt_lookup(list(keys), keep_empty, "lf")
+    items = [sql("{'key': :k, 'value': :v}", k=key, v=value) for key, value in values.items()]
     entries = (
-        sql("list_filter(:items, x -> " + keep + ")", items=exp.Array(expressions=items))
+        sql("list_filter(:items, x -> x.value IS NOT NULL)", items=exp.Array(expressions=items))
         if items
         else sql(_EMPTY_ENTRIES)
     )
-    return Parsed(entries, sql(_NULL), sql(_NULL))
+    return Parsed(entries, sql(_NULL), sql(_NULL), steps=tuple(steps))

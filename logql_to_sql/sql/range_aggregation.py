@@ -27,17 +27,16 @@ from logql_to_sql.sql.compiler import (
     final_labels,
     time_range,
 )
-from logql_to_sql.sql.dialect import sql
+from logql_to_sql.sql.conversions import (
+    bytes_of,
+    float_of,
+    nanoseconds_of,
+    seconds_from_nanoseconds,
+)
+from logql_to_sql.sql.dialect import opaque, sql
 from logql_to_sql.sql.frame import Frame
 from logql_to_sql.sql.hints import Needed, stage_reads
-from logql_to_sql.sql.label_filters import (
-    ValueOf,
-    bytes_of,
-    compile_label_filter,
-    float_of,
-    label_value,
-    seconds_of,
-)
+from logql_to_sql.sql.label_filters import ValueOf, compile_label_filter, label_value
 from logql_to_sql.sql.rewrites import hoist_line_filters, split_leading_line_filters
 from logql_to_sql.sql.stages import line_filter_condition
 from logql_to_sql.syntax import ast
@@ -287,25 +286,29 @@ def _columnar_names(
 def _unwrapped(frame: Frame, unwrap: ast.Unwrap, value_of: ValueOf) -> Frame:
     """Entries with a value ``uv`` from the unwrapped label (missing or empty: no sample)."""
     raw = value_of(unwrap.label)
-    conversion = {
+    seconds = unwrap.conversion in (
+        ast.UnwrapConversion.DURATION,
+        ast.UnwrapConversion.DURATION_SECONDS,
+    )
+    convert = {
         None: float_of,
         ast.UnwrapConversion.BYTES: bytes_of,
-        ast.UnwrapConversion.DURATION: seconds_of,
-        ast.UnwrapConversion.DURATION_SECONDS: seconds_of,
-    }[unwrap.conversion](raw.copy())
-    converted = frame.next(
-        # One mention of the value: DuckDB inlines it into the filter once per mention.
-        where=sql(":r <> ''", r=raw.copy()),
-        extras={"uv": sql("coalesce(:v, 0)", v=conversion.value.copy())},
-        err=sql(
-            "CASE WHEN :v IS NULL THEN 'SampleExtractionErr' ELSE err END",
-            v=conversion.value.copy(),
-        ),
-        errd=sql(
-            "CASE WHEN :v IS NULL THEN :d ELSE errd END",
-            v=conversion.value.copy(),
-            d=conversion.error,
-        ),
+        ast.UnwrapConversion.DURATION: nanoseconds_of,
+        ast.UnwrapConversion.DURATION_SECONDS: nanoseconds_of,
+    }[unwrap.conversion]
+    conversion = convert(raw.copy())
+    # The conversion is computed once, in its own frame (durations in nanoseconds first);
+    # the value is then opaque to later filters, and the error columns read it.
+    read = frame.next(where=sql(":r <> ''", r=raw.copy()), extras={"uv": conversion.value})
+    if seconds:
+        read = read.next(extras={"uv": seconds_from_nanoseconds(exp.column("uv"))})
+    # Its own frame, reading the column once: DuckDB merges projections, and would merge
+    # the conversion into a volatile expression, where it no longer shares repeated parts.
+    read = read.next(extras={"uv": opaque(exp.column("uv"))})
+    converted = read.next(
+        extras={"uv": sql("coalesce(uv, 0)")},
+        err=sql("CASE WHEN uv IS NULL THEN 'SampleExtractionErr' ELSE err END"),
+        errd=sql("CASE WHEN uv IS NULL THEN :d ELSE errd END", d=conversion.error),
     )
     for post in unwrap.post_filters:
         check = compile_label_filter(post, value_of)

@@ -15,7 +15,7 @@ from typing import ClassVar
 from sqlglot import exp
 
 from logql_to_sql.errors import UnsupportedError
-from logql_to_sql.sql.dialect import UDF_IP_MATCH, UDF_TEMPLATE, contains, regex_search, sql
+from logql_to_sql.sql.dialect import UDF_IP_MATCH, UDF_TEMPLATE, contains, opaque, regex_search, sql
 from logql_to_sql.sql.frame import Frame, with_entries
 from logql_to_sql.sql.hints import Needed
 from logql_to_sql.sql.label_filters import compile_label_filter
@@ -300,6 +300,10 @@ class StageCompiler:
     # parsers -------------------------------------------------------------------------
 
     def _merge(self, frame: Frame, parsed: Parsed, line: exp.Expr | None = None) -> Frame:
+        carried: dict[str, exp.Expr] = {}
+        for step in parsed.steps:
+            carried = {**{name: exp.column(name) for name in carried}, **step}
+            frame = frame.next(extras=carried)
         entries = parsed.entries
         if parsed.skip_empty_base:
             entries = sql(
@@ -318,6 +322,9 @@ class StageCompiler:
             ),
         )
         fresh = staged.next(extras={"pe": renamed, "pq": exp.column("pq"), "pd": exp.column("pd")})
+        fresh = fresh.next(
+            extras={"pe": opaque(exp.column("pe")), "pq": exp.column("pq"), "pd": exp.column("pd")}
+        )
         return fresh.next(
             lbl=with_entries(exp.column("lbl"), exp.column("pe")),
             pn=sql("list_concat(pn, list_transform(pe, x -> x.key))"),
@@ -344,12 +351,7 @@ class StageCompiler:
         return self._merge(frame, regexp(stage))
 
     def visit_PatternParser(self, frame: Frame, stage: ast.PatternParser, needed: Needed) -> Frame:
-        steps, parsed = pattern(stage)
-        carried: dict[str, exp.Expr] = {}
-        for step in steps:
-            carried = {**{name: exp.column(name) for name in carried}, **step}
-            frame = frame.next(extras=carried)
-        return self._merge(frame, parsed)
+        return self._merge(frame, pattern(stage))
 
     def visit_Unpack(self, frame: Frame, stage: ast.Unpack, needed: Needed) -> Frame:
         new_line, _, parsed = unpack_entries()

@@ -4,7 +4,8 @@
 ``pattern`` (one address, a CIDR or an ``a-b`` range), as the ``ip()`` filters scan
 (LOGQL.md 5.2). ``logql_json_fields(line)``: ``| json``'s fields (``json_fields``).
 ``logql_template(template, kind, labels, line, ts)``: a Go template's
-output or error, for ``line_format`` and ``label_format``.
+output or error, for ``line_format`` and ``label_format``. ``logql_parse_value(kind,
+text)``: a label value read as Go reads numbers, durations and sizes (``go_values``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import pyarrow as pa
 from duckdb.func import FunctionNullHandling, PythonUDFType
 
 from gocompat.template import Template, TemplateError, parse_template
-from logql_to_sql import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_TEMPLATE
+from logql_to_sql import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_PARSE_VALUE, UDF_TEMPLATE
+from svc.query.go_values import VALUE_TYPE, parse_values_batch
 from svc.query.json_fields import json_fields_batch
 from svc.query.template_batch import render_batch
 
@@ -119,6 +121,14 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
         # Volatile to DuckDB: it then computes the fields once where the SQL does, instead
         # of inlining the call into each later use when it merges projections.
         side_effects=True,
+    )
+    connection.create_function(
+        UDF_PARSE_VALUE,
+        parse_values_batch,
+        ["VARCHAR", "VARCHAR"],
+        VALUE_TYPE,
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
     )
     connection.create_function(
         UDF_TEMPLATE,

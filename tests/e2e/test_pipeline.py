@@ -560,8 +560,10 @@ LOGFMT = [
     _lg(
         '|= "back=" | logfmt',
         6,
-        # An escaped backslash before n stays a backslash and an n; \' is not a JSON escape.
-        {"back": "a\\nb", "slash": "x/y", "squote": "it\\'s"},
+        # An escaped backslash before n stays a backslash and an n. The reference's logfmt
+        # unquoting (pkg/logql/log/logfmt/jsonstring.go, unquoteBytes) takes \' for ' too,
+        # unlike JSON.
+        {"back": "a\\nb", "slash": "x/y", "squote": "it's"},
         "escaped-backslash-and-slash",
     ),
     _lg(
