@@ -18,6 +18,7 @@ import json
 import random
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import httpx
@@ -251,8 +252,12 @@ def requests(draw: st.DrawFn) -> tuple[str, dict[str, str]]:
 
 
 def run_request(client: httpx.Client, path: str, params: dict[str, str]) -> httpx.Response:
-    """Send one query; raise ``AssertionError`` on a 5xx or a malformed success."""
-    response = client.get(path, params=params)
+    """Send one query; raise ``AssertionError`` on a 5xx, a malformed success or no answer
+    within the client's timeout."""
+    try:
+        response = client.get(path, params=params)
+    except httpx.TimeoutException as exc:
+        raise AssertionError((params, "no answer", str(exc))) from exc
     assert response.status_code < 500, (params, response.status_code, response.text)
     if response.status_code == 200:
         body = response.json()
@@ -279,7 +284,7 @@ def load(client: httpx.Client) -> None:
             assert client.post("/flush").status_code < 300
 
 
-def _fuzz(count: int, seed: int) -> int:
+def _fuzz(count: int, seed: int, slow_seconds: float) -> int:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as seeded
 
@@ -290,6 +295,7 @@ def _fuzz(count: int, seed: int) -> int:
         server = Server(Path(tmp)).start()
         try:
             client = server.client("fuzz")
+            client.timeout = httpx.Timeout(120)
             load(client)
 
             @seeded(seed)
@@ -303,11 +309,15 @@ def _fuzz(count: int, seed: int) -> int:
             @given(requests())
             def check(request: tuple[str, dict[str, str]]) -> None:
                 nonlocal failures
+                started = time.monotonic()
                 try:
                     run_request(client, *request)
                 except AssertionError as exc:
                     failures += 1
                     print(exc, file=sys.stderr, flush=True)
+                took = time.monotonic() - started
+                if took > slow_seconds:
+                    print(f"slow ({took:.1f} s): {request}", file=sys.stderr, flush=True)
 
             check()
         finally:
@@ -320,8 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--slow", type=float, default=5.0, help="report queries slower than this")
     args = parser.parse_args(argv)
-    failures = _fuzz(args.count, args.seed)
+    failures = _fuzz(args.count, args.seed, args.slow)
     print(f"{failures} failures in {args.count} queries")
     return 1 if failures else 0
 

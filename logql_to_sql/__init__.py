@@ -25,7 +25,9 @@ from logql_to_sql.sql.compiler import (
 from logql_to_sql.sql.dialect import (
     DIALECT,
     UDF_IP_MATCH,
+    UDF_JSON_ERROR,
     UDF_JSON_FIELDS,
+    UDF_JSON_PATH,
     UDF_PARSE_VALUE,
     UDF_TEMPLATE,
 )
@@ -42,7 +44,9 @@ from logql_to_sql.syntax.validate import validate
 __all__ = [
     "DIALECT",
     "UDF_IP_MATCH",
+    "UDF_JSON_ERROR",
     "UDF_JSON_FIELDS",
+    "UDF_JSON_PATH",
     "UDF_PARSE_VALUE",
     "UDF_TEMPLATE",
     "Direction",

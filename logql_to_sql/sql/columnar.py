@@ -23,11 +23,10 @@ from logql_to_sql.sql.frame import Frame
 from logql_to_sql.sql.label_filters import compile_label_filter
 from logql_to_sql.sql.logfmt import logfmt_lookup
 from logql_to_sql.sql.parser_stages import (
-    IS_OBJECT,
-    JSON_DETAILS,
     group_names,
-    json_candidate_paths,
-    json_path,
+    json_error,
+    json_lookup,
+    json_paths,
     pattern_steps,
     sanitize,
 )
@@ -364,66 +363,16 @@ def _extract(stage: ast.Stage, keys: list[str], tracked: ColumnarLabels) -> _Ext
 
 
 def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
-    paths: list[str] = []
-    values: dict[str, exp.Expr] = {}
     if stage.extractions:
-        for extraction in stage.extractions:
-            if extraction.name in keys:
-                paths.append(json_path(extraction.expression))
-                element = sql("list_extract(hj, :i)", i=len(paths))
-                values[extraction.name] = sql(
-                    "CASE WHEN json_type(:j) = 'VARCHAR' THEN :j ->> '$' WHEN :j IS NULL OR "
-                    "json_type(:j) = 'NULL' THEN '' ELSE CAST(:j AS VARCHAR) END",
-                    j=element,
-                )
-        error = sql(
-            "CASE WHEN line <> '' AND left(line, 1) NOT IN ('{', '[', '\"') "
-            "THEN 'JSONParserErr' END"
-        )
-        details = sql("CAST(NULL AS VARCHAR)")
-        lookup = "json_extract(CASE WHEN json_valid(line) THEN line ELSE '{}' END, :p)"
-    else:
-        for key in keys:
-            candidates = []
-            for path in json_candidate_paths(key):
-                paths.append(path)
-                text = sql("list_extract(hj, :i)", i=len(paths))
-                # Objects and arrays flatten into other labels; only scalars count here.
-                candidates.append(
-                    sql(
-                        "CASE WHEN left(:t, 1) IN ('{', '[') AND json_type(CASE WHEN ok THEN line "
-                        "ELSE '{}' END, :p) IN ('OBJECT', 'ARRAY') THEN NULL ELSE :t END",
-                        t=text,
-                        p=path,
-                    )
-                )
-            values[key] = (
-                candidates[0]
-                if len(candidates) == 1
-                else exp.Coalesce(this=candidates[0], expressions=candidates[1:])
+        wanted = tuple(e for e in stage.extractions if e.name in keys)
+        parsed = json_paths(wanted)
+        values = {
+            extraction.name: sql(
+                "list_filter(:e, x -> x.key = :k)[1].value", e=exp.column("jp"), k=extraction.name
             )
-        error = sql("CASE WHEN NOT ok THEN 'JSONParserErr' END")
-        details = sql("CASE WHEN NOT ok THEN :d END", d=JSON_DETAILS)
-        if paths:
-            # One parse: a malformed line makes the extraction fail (NULL); a well-formed one
-            # is an object exactly when it starts with "{".
-            return _Extraction(
-                [
-                    {"hj": sql("TRY(json_extract_string(line, :p))", p=paths)},
-                    {
-                        "ok": sql(
-                            "hj IS NOT NULL AND CASE WHEN starts_with(line, '{') THEN true "
-                            "ELSE starts_with(ltrim(line, :ws), '{') END",
-                            ws=" \t\n\r",
-                        )
-                    },
-                ],
-                values,
-                error,
-                details,
-            )
-        lookup = "json_extract_string(CASE WHEN ok THEN line ELSE '{}' END, :p)"
-    steps: list[dict[str, exp.Expr]] = [{"ok": sql(IS_OBJECT)}]
-    if paths:
-        steps.append({"hj": sql(lookup, p=paths)})
-    return _Extraction(steps, values, error, details)
+            for extraction in wanted
+        }
+        steps = [{"jp": parsed.entries}] if wanted else []
+        return _Extraction(steps, values, parsed.error, parsed.details)
+    steps, values = json_lookup(tuple(keys))
+    return _Extraction(steps, values, json_error(exp.column("jd")), exp.column("jd"))

@@ -27,7 +27,7 @@ from logql_to_sql.sql.columnar import columnar_pipeline, columnar_supported, str
 from logql_to_sql.sql.dialect import DIALECT, regex_full_match, sql
 from logql_to_sql.sql.frame import Frame, base_frame, with_entries
 from logql_to_sql.sql.hints import Needed, needed_after, stage_reads
-from logql_to_sql.sql.parser_stages import IS_OBJECT, JSON_DETAILS
+from logql_to_sql.sql.parser_stages import json_error_details
 from logql_to_sql.sql.rewrites import split_leading_line_filters
 from logql_to_sql.sql.stages import StageCompiler, line_filter_condition
 from logql_to_sql.syntax import ast
@@ -197,16 +197,19 @@ def _with_json_error(survivors: exp.Select) -> exp.Select:
     """The survivors' ``err``/``errd`` completed with ``| json``'s own error, for a
     pipeline of ``| json`` alone: the filtering pipeline left the parser out (it drops
     nothing), so the few rows kept are checked here."""
-    failed = sql("err IS NULL AND NOT (:object)", object=sql(IS_OBJECT))
+    details = exp.select("*", json_error_details().as_("jd")).from_(
+        survivors.subquery("p2", copy=False), copy=False
+    )
+    failed = sql("err IS NULL AND jd IS NOT NULL")
     return exp.select(
         "ts",
         "stream_id",
         "line",
         "metadata",
         sql("CASE WHEN :f THEN 'JSONParserErr' ELSE err END", f=failed).as_("err"),
-        sql("CASE WHEN :f THEN :d ELSE errd END", f=failed.copy(), d=JSON_DETAILS).as_("errd"),
+        sql("CASE WHEN :f THEN jd ELSE errd END", f=failed.copy()).as_("errd"),
         "candidates",
-    ).from_(survivors.subquery("p2", copy=False), copy=False)
+    ).from_(details.subquery("p2j", copy=False), copy=False)
 
 
 def _deduplicated(

@@ -17,7 +17,9 @@ from sqlglot import exp
 __all__ = [
     "DIALECT",
     "UDF_IP_MATCH",
+    "UDF_JSON_ERROR",
     "UDF_JSON_FIELDS",
+    "UDF_JSON_PATH",
     "UDF_PARSE_VALUE",
     "UDF_TEMPLATE",
     "contains",
@@ -36,6 +38,14 @@ UDF_TEMPLATE = "logql_template"
 
 UDF_IP_MATCH = "logql_ip_match"
 """Engine-provided function: (text, ip pattern) -> whether an IP in text matches."""
+
+UDF_JSON_ERROR = "logql_json_error"
+"""Engine-provided function: line -> the ``__error_details__`` of ``| json`` (the
+reference's JSON library's message), NULL when the line reads without error."""
+
+UDF_JSON_PATH = "logql_json_path"
+"""Engine-provided function: (line, path) -> what ``| json x="path"`` sets from the line
+for a compiled path (``$."a"[0]``): numbers and objects as written; NULL when missing."""
 
 UDF_PARSE_VALUE = "logql_parse_value"
 """Engine-provided function: (kind, text) -> STRUCT(value DOUBLE, nanos BIGINT, error

@@ -14,23 +14,24 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
-from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, sql
+from logql_to_sql.sql.dialect import UDF_JSON_ERROR, UDF_JSON_FIELDS, UDF_JSON_PATH, sql
 from logql_to_sql.sql.logfmt import logfmt_lookup, logfmt_pairs
 from logql_to_sql.syntax import ast
 
 __all__ = [
     "IS_OBJECT",
     "IS_OBJECT_SAFE",
-    "JSON_DETAILS",
     "JSON_SCALAR",
-    "Hinted",
     "Parsed",
     "Stepped",
     "first_wins",
     "group_names",
     "json_all",
     "json_candidate_paths",
+    "json_error",
+    "json_error_details",
     "json_hinted",
+    "json_lookup",
     "json_paths",
     "logfmt",
     "logfmt_hinted",
@@ -43,7 +44,10 @@ __all__ = [
 ]
 
 _NULL = "CAST(NULL AS VARCHAR)"
-JSON_DETAILS = "Value looks like object, but can't find closing '}' symbol"
+# DuckDB's reader is laxer than the reference's on NaN, Infinity, inf and nan as values,
+# and decodes \u escapes otherwise: lines with those are left to the engine's function.
+_READ_ALIKE = "starts_with(ltrim(line, ' \t\n\r'), '{') AND NOT contains(line, '\\u')"
+_NAN_OR_INF = "regexp_matches(line, '[:,\\[][ \\t\\n\\r]*[-+]?(?i:nan|inf)')"
 _EMPTY_ENTRIES = "CAST([] AS STRUCT(key VARCHAR, value VARCHAR)[])"
 # json_type and json_transform raise on malformed input, even for rows a surrounding CASE
 # or AND rules out; only a CASE on json_valid guards them.
@@ -90,15 +94,43 @@ def first_wins(entries: exp.Expr) -> exp.Expr:
     )
 
 
+def _read_alike(valid: exp.Expr | None = None) -> exp.Expr:
+    """Whether DuckDB reads column ``line`` as the reference's library does: a valid JSON
+    object without the forms where they differ. With ``valid`` (a cheaper test of DuckDB's
+    reading, for the key lookups of grouped metrics) NaN and Infinity values are not
+    looked for: the reference's lookups stop at the last key they need and do not see
+    those either, when they come after it (LOGQL.md 13.10)."""
+    if valid is None:
+        return sql("json_valid(line) AND " + _READ_ALIKE + " AND NOT " + _NAN_OR_INF)
+    return sql(":v AND " + _READ_ALIKE, v=valid)
+
+
+def json_error_details(valid: exp.Expr | None = None) -> exp.Expr:
+    """``| json``'s error details for column ``line`` (NULL when it reads without error),
+    as the reference's JSON library words them. Lines DuckDB reads as a JSON object read
+    without error there too; the others are asked of the engine's ``UDF_JSON_ERROR``.
+    ``valid`` says whether DuckDB reads the line (default: ``json_valid``)."""
+    return sql(
+        "CASE WHEN :alike THEN NULL ELSE :udf END",
+        alike=_read_alike(valid),
+        udf=exp.Anonymous(this=UDF_JSON_ERROR, expressions=[exp.column("line")]),
+    )
+
+
+def json_error(details: exp.Expr) -> exp.Expr:
+    """``JSONParserErr`` when ``details`` (from ``json_error_details``) is set."""
+    return sql("CASE WHEN :d IS NOT NULL THEN 'JSONParserErr' END", d=details)
+
+
 def json_all() -> Parsed:
     """``| json``: every scalar field, nested objects flattened with ``_``, by the engine's
     ``UDF_JSON_FIELDS`` (DuckDB's JSON functions lose number text and duplicate keys)."""
-    valid = sql(IS_OBJECT)
     entries = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line")])
     return Parsed(
         entries,
-        sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
-        sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
+        json_error(exp.column("jd")),
+        exp.column("jd"),
+        steps=({"jd": json_error_details()},),
     )
 
 
@@ -122,12 +154,18 @@ def json_paths(extractions: tuple[ast.LabelExtraction, ...]) -> Parsed:
     """``| json a="path", b``: only these labels; a missing path gives ``""``."""
     items = []
     for extraction in extractions:
+        path = json_path(extraction.expression)
         value = sql(
-            "CASE WHEN json_type(:j) = 'VARCHAR' THEN :j ->> '$' WHEN :j IS NULL "
-            "OR json_type(:j) = 'NULL' THEN '' ELSE CAST(:j AS VARCHAR) END",
-            j=sql(
-                "json_extract(CASE WHEN json_valid(line) THEN line ELSE '{}' END, :p)",
-                p=json_path(extraction.expression),
+            "CASE WHEN NOT json_valid(line) THEN coalesce(:exact, '') "
+            "WHEN json_type(:j) = 'VARCHAR' THEN :j ->> '$' WHEN :j IS NULL OR "
+            "json_type(:j) = 'NULL' THEN '' WHEN json_type(:j) = 'BOOLEAN' "
+            "OR (json_type(:j) IN ('BIGINT', 'UBIGINT') AND CAST(:j AS VARCHAR) <> '0') "
+            "THEN CAST(:j AS VARCHAR) ELSE coalesce(:exact, '') END",
+            j=sql("json_extract(CASE WHEN json_valid(line) THEN line ELSE '{}' END, :p)", p=path),
+            # Malformed lines (values before the error count), numbers DuckDB rewrites
+            # (1e3 as 1000.0), objects and arrays: as the reference's library reads them.
+            exact=exp.Anonymous(
+                this=UDF_JSON_PATH, expressions=[exp.column("line"), exp.Literal.string(path)]
             ),
         )
         items.append(sql("{'key': :k, 'value': :v}", k=extraction.name, v=value))
@@ -303,19 +341,12 @@ def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:
     )
 
 
-@dataclass(frozen=True)
-class Hinted:
-    """A parse limited to some keys: ``lookup`` is computed first (as column ``hj``)."""
-
-    lookup: exp.Expr
-    parsed: Parsed
-
-
 JSON_SCALAR = (
     "CASE WHEN json_type(:v) = 'VARCHAR' THEN :v ->> '$' "
     "WHEN json_type(:v) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE', 'BOOLEAN') "
     "THEN CAST(:v AS VARCHAR) END"
 )
+"""A JSON value's text as a label, when it is a scalar (numbers as DuckDB writes them)."""
 
 
 def json_candidate_paths(key: str, limit: int = 8) -> list[str]:
@@ -343,40 +374,79 @@ def json_path_of(segments: list[str]) -> str:
     return "$" + "".join('."' + s.replace("\\", "\\\\").replace('"', '\\"') + '"' for s in segments)
 
 
-def json_hinted(keys: tuple[str, ...]) -> Hinted:
-    """``| json`` producing only ``keys``, each read by path instead of parsing every field."""
+def json_lookup(keys: tuple[str, ...]) -> tuple[list[dict[str, exp.Expr]], dict[str, exp.Expr]]:
+    """``| json`` giving only ``keys`` (sanitised names): columns to compute first (one
+    frame per dict: ``hj`` the candidate paths' JSON values and ``jt`` their types, ``jr``
+    whether DuckDB reads the line alike, ``jd`` the error details, ``jx`` the engine's
+    exact fields where needed), then each key's value over them.
+
+    DuckDB reads the values by path; the engine's ``UDF_JSON_FIELDS`` reads the lines it
+    cannot (malformed ones keep the fields before their error) and those where a value's
+    text would change (DuckDB rewrites the numbers it reads as doubles: ``1e3``,
+    ``1.50``, and ``-0``).
+    """
     paths: list[str] = []
-    items = []
+    values: dict[str, exp.Expr] = {}
+    exact: list[exp.Expr] = [sql("NOT jr")]
     for key in keys:
         candidates = []
         for path in json_candidate_paths(key):
             paths.append(path)
-            candidates.append(sql(JSON_SCALAR, v=sql("list_extract(hj, :i)", i=len(paths))))
-        value = (
-            candidates[0]
+            value = sql("list_extract(hj, :i)", i=len(paths))
+            kind = sql("list_extract(jt, :i)", i=len(paths))
+            candidates.append(
+                sql(
+                    "CASE WHEN :t = 'VARCHAR' THEN :v ->> '$' WHEN :t IN ('BOOLEAN', 'BIGINT', "
+                    "'UBIGINT') THEN CAST(:v AS VARCHAR) END",
+                    t=kind,
+                    v=value,
+                )
+            )
+            exact.append(
+                sql(
+                    "coalesce(:t IN ('DOUBLE', 'HUGEINT') OR (:t = 'BIGINT' AND CAST(:v AS "
+                    "VARCHAR) = '0'), false)",
+                    t=kind.copy(),
+                    v=value.copy(),
+                )
+            )
+        values[key] = sql(
+            "CASE WHEN jx IS NOT NULL THEN list_filter(jx, x -> x.key = :k)[1].value ELSE :c END",
+            k=key,
+            c=candidates[0]
             if len(candidates) == 1
-            else exp.Coalesce(this=candidates[0], expressions=candidates[1:])
+            else exp.Coalesce(this=candidates[0], expressions=candidates[1:]),
         )
-        items.append(sql("{'key': :k, 'value': :v}", k=key, v=value))
-    valid = sql(IS_OBJECT)
-    lookup = (
-        sql("json_extract(" + IS_OBJECT_SAFE + ", :p)", p=paths)
-        if paths
-        else sql("CAST([] AS JSON[])")
-    )
+    # One parse: a malformed line makes the extraction fail (NULL).
+    lookup = sql("TRY(json_extract(line, :p))", p=paths or ["$"])
+    fields = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line")])
+    steps = [
+        {"hj": lookup},
+        {
+            "jr": _read_alike(sql("hj IS NOT NULL")),
+            "jt": sql("list_transform(hj, v -> json_type(v))"),
+        },
+        {
+            "jd": sql(
+                "CASE WHEN NOT jr THEN :udf END",
+                udf=exp.Anonymous(this=UDF_JSON_ERROR, expressions=[exp.column("line")]),
+            ),
+            "jx": sql("CASE WHEN :e THEN :f END", e=exp.or_(*exact), f=fields),
+        },
+    ]
+    return steps, values
+
+
+def json_hinted(keys: tuple[str, ...]) -> Parsed:
+    """``| json`` producing only ``keys`` (``json_lookup``)."""
+    steps, values = json_lookup(keys)
+    items = [sql("{'key': :k, 'value': :v}", k=key, v=value) for key, value in values.items()]
     entries = (
         sql("list_filter(:items, x -> x.value IS NOT NULL)", items=exp.Array(expressions=items))
         if items
         else sql(_EMPTY_ENTRIES)
     )
-    return Hinted(
-        lookup,
-        Parsed(
-            entries,
-            sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
-            sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
-        ),
-    )
+    return Parsed(entries, json_error(exp.column("jd")), exp.column("jd"), steps=tuple(steps))
 
 
 def logfmt_hinted(keys: tuple[str, ...], keep_empty: bool) -> Parsed:

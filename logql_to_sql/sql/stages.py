@@ -338,9 +338,7 @@ class StageCompiler:
         if needed is None:
             return self._merge(frame, json_all())
         keys = _source_keys(needed)
-        hinted = json_hinted(keys)
-        staged = frame.next(extras={"hj": hinted.lookup})
-        return self._merge(staged, hinted.parsed)
+        return self._merge(frame, json_hinted(keys))
 
     def visit_LogfmtParser(self, frame: Frame, stage: ast.LogfmtParser, needed: Needed) -> Frame:
         if needed is None or stage.extractions or stage.strict:

@@ -6,6 +6,8 @@
 ``logql_template(template, kind, labels, line, ts)``: a Go template's
 output or error, for ``line_format`` and ``label_format``. ``logql_parse_value(kind,
 text)``: a label value read as Go reads numbers, durations and sizes (``go_values``).
+``logql_json_error(line)`` and ``logql_json_path(line, path)``: ``| json``'s error details
+and the text of a path's value, as the reference's JSON library gives them.
 """
 
 from __future__ import annotations
@@ -21,9 +23,16 @@ import pyarrow as pa
 from duckdb.func import FunctionNullHandling, PythonUDFType
 
 from gocompat.template import Template, TemplateError, parse_template
-from logql_to_sql import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_PARSE_VALUE, UDF_TEMPLATE
+from logql_to_sql import (
+    UDF_IP_MATCH,
+    UDF_JSON_ERROR,
+    UDF_JSON_FIELDS,
+    UDF_JSON_PATH,
+    UDF_PARSE_VALUE,
+    UDF_TEMPLATE,
+)
 from svc.query.go_values import VALUE_TYPE, parse_values_batch
-from svc.query.json_fields import json_fields_batch
+from svc.query.json_fields import json_errors_batch, json_fields_batch, json_paths_batch
 from svc.query.template_batch import render_batch
 
 __all__ = ["find_addresses", "ip_predicate", "register_udfs"]
@@ -121,6 +130,22 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
         # Volatile to DuckDB: it then computes the fields once where the SQL does, instead
         # of inlining the call into each later use when it merges projections.
         side_effects=True,
+    )
+    connection.create_function(
+        UDF_JSON_ERROR,
+        json_errors_batch,
+        ["VARCHAR"],
+        "VARCHAR",
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
+    )
+    connection.create_function(
+        UDF_JSON_PATH,
+        json_paths_batch,
+        ["VARCHAR", "VARCHAR"],
+        "VARCHAR",
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
     )
     connection.create_function(
         UDF_PARSE_VALUE,
