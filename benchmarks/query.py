@@ -209,7 +209,9 @@ def run(megabytes: float, repeat: int) -> dict[str, Any]:
             )
             print(name, report["log"][name], flush=True)
         step = 300 * 10**9
-        grid = Grid(START_NS // step * step, step, (end - START_NS) // step + 2)
+        grid = Grid(
+            start_ns=START_NS // step * step, step_ns=step, steps=(end - START_NS) // step + 2
+        )
         for name, logql, handwritten in metric_cases(grid):
             expr = parse(logql)
             report["metric"][name] = _compare(
@@ -236,8 +238,8 @@ def _plan_reads_line(engine: QueryEngine, store: Store, grid: Grid) -> bool:
     from logql_to_sql import compile_metric_query
 
     plan = compile_metric_query(
-        parse('sum by (app) (count_over_time({env=~".+"}[5m]))'),
-        grid,  # type: ignore[arg-type]
+        parse('sum by (app) (count_over_time({env=~".+"}[5m]))'),  # type: ignore[arg-type]
+        grid=grid,
     )
     view = store.view(TENANT, grid.start_ns - 300 * 10**9, grid.end_ns + 1)
     cursor = engine._db.cursor()

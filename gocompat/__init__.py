@@ -12,4 +12,6 @@ Nothing here does I/O or knows LogQL, SQL or HTTP; ``logql_to_sql`` and ``svc`` 
 | ``regex_syntax``| ``regexp/syntax`` checking with Go's error messages              |
 | ``regex``       | ``regexp`` replace-all and count for templates                  |
 | ``template``    | ``text/template`` with Loki's and sprig's functions             |
+| ``logfmt``      | Loki's logfmt decoder and go-logfmt's encoder, a pair at a time |
+| ``jsonparser``  | buger/jsonparser's lenient lookups (``Get``, ``ObjectEach``)     |
 """

@@ -168,6 +168,25 @@ class LimitsConfig:
     otlp_promoted_resource_attributes: list[str] = setting(  # noqa: RUF009
         [], "OTLP resource attributes turned into stream labels (empty: the default list)."
     )
+    discover_log_levels: bool = setting(
+        True, "Find each entry's level (detected_level) from metadata, labels or its line."
+    )
+    log_level_fields: list[str] = setting(  # noqa: RUF009
+        [], "Names of level fields, in order of preference (empty: the default list)."
+    )
+    log_level_from_json_max_depth: int = setting(
+        2, "Depth of JSON objects searched for a level field (0 or less: any)."
+    )
+    pattern_ingester_tokenizable_json_fields_default: str = setting(
+        "log,message,msg,msg_,_msg,content",
+        "Comma-separated JSON members whose text patterns are mined from.",
+    )
+    pattern_ingester_tokenizable_json_fields_append: str = setting(
+        "", "Comma-separated JSON members added to the default ones."
+    )
+    pattern_ingester_tokenizable_json_fields_delete: str = setting(
+        "", "Comma-separated JSON members removed from the default and added ones."
+    )
 
 
 @dataclass
@@ -281,29 +300,32 @@ class PatternLifecyclerConfig:
 class PatternIngesterConfig:
     """Log pattern detection behind ``GET /patterns`` (``pattern_ingester:``).
 
-    Patterns are mined when queried, from the newest ``query_line_limit`` lines of the
-    matching streams (see ``svc/query/patterns.py``); the other settings keep the
-    reference's names, defaults and start-up checks.
+    Patterns are mined when queried (see ``svc/query/patterns.py``), so being enabled
+    costs nothing at ingest; the settings keep the reference's names, defaults and
+    start-up checks.
     """
 
-    enabled: bool = setting(False, "Serve GET /patterns (404 while disabled).")
+    enabled: bool = setting(
+        True, "Serve GET /patterns (404 while disabled; the reference defaults to false)."
+    )
     lifecycler: PatternLifecyclerConfig = field(default_factory=PatternLifecyclerConfig)
-    max_clusters: int = setting(300, "Most patterns kept per stream while mining.")
-    max_allowed_line_length: int = setting(3000, "Longer lines are not mined (0: no limit).")
-    min_cluster_size: int = setting(
-        3, "Patterns matching fewer lines over the whole query are left out of the answer."
+    max_clusters: int = setting(300, "Most patterns one stream's miner of one level keeps.")
+    max_eviction_ratio: float = setting(
+        0.25,
+        "Share of a miner's lines that may cost a pattern before it pauses for 10 minutes.",
     )
+    max_allowed_line_length: int = setting(3000, "Longer lines (UTF-8 bytes) are not mined.")
     query_line_limit: int = setting(
-        10000, "Newest lines of the matching streams one /patterns query mines."
+        200_000,
+        "Most lines one /patterns query mines per tenant: the newest of its range (svc only; "
+        "the reference mines every line as it arrives).",
     )
-    pattern_sample_interval: float = setting(
-        10.0, "Resolution of pattern samples; the smallest step answered.", duration=True
-    )
+    pattern_sample_interval: float = setting(10.0, "Resolution of pattern samples.", duration=True)
     max_chunk_age: float = setting(
         3600.0, "Span of one chunk of pattern samples (>= pattern_sample_interval).", duration=True
     )
     retain_for: float = setting(
-        3 * 3600.0, "How long pattern samples are kept (>= max_chunk_age).", duration=True
+        3 * 3600.0, "How far back patterns reach (>= max_chunk_age).", duration=True
     )
     volume_threshold: float = setting(
         0.99, "Share of the log volume the aggregated patterns must cover, in [0, 1]."

@@ -1,8 +1,9 @@
 """Pipelines evaluated with one column per needed label instead of a label map.
 
 When the labels that matter are known in advance (the labels a log query's filters read,
-or a metric's ``by`` labels), each gets a value column ``v<i>`` and a "written by a
-parser" flag ``w<i>``; parsers extract only those keys by path or regex. This avoids
+or a metric's ``by`` labels), each gets a value column (``frame.tracked_value``) and a
+"written by a parser" flag (``frame.written_flag``); parsers extract only those keys by
+path or regex. This avoids
 building a map per entry, which dominates the cost of the general (map) pipeline.
 The rules are those of ``stages`` (LOGQL.md 5.1): a parsed key clashing with a stream or
 metadata label lands in ``<key>_extracted``; the first parser to write a label wins.
@@ -19,8 +20,27 @@ from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
 from logql_to_sql.sql.dialect import opaque, sql
-from logql_to_sql.sql.frame import Frame
-from logql_to_sql.sql.label_filters import compile_label_filter
+from logql_to_sql.sql.frame import (
+    ERROR,
+    ERROR_DETAILS,
+    JSON_ERROR_DETAILS,
+    JSON_PATH_PAIRS,
+    LINE,
+    METADATA,
+    PARSE_DETAILS,
+    PARSE_ERROR,
+    REGEX_CAPTURES,
+    STORED_LINE,
+    STORED_METADATA,
+    STREAM_ID,
+    TS,
+    Frame,
+    parsed_value,
+    stream_value,
+    tracked_value,
+    written_flag,
+)
+from logql_to_sql.sql.label_filters import compile_label_filter, filtered
 from logql_to_sql.sql.logfmt import logfmt_lookup
 from logql_to_sql.sql.parser_stages import (
     group_names,
@@ -30,7 +50,7 @@ from logql_to_sql.sql.parser_stages import (
     pattern_steps,
     sanitize,
 )
-from logql_to_sql.sql.stages import ANSI_ESCAPES, line_filter_condition, matcher_condition
+from logql_to_sql.sql.stages import decolorized, line_filter_condition, matcher_condition
 from logql_to_sql.syntax import ast
 
 __all__ = ["ColumnarLabels", "columnar_pipeline", "columnar_supported", "stream_lookups"]
@@ -49,31 +69,36 @@ _SUPPORTED = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ColumnarLabels:
     """Which column holds which label."""
 
     names: tuple[str, ...]
     lookups: tuple[str, ...] = ()
-    """Stream label names read per entry; the source provides them as ``sv<i>``."""
+    """Stream label names read per entry; the source provides them as ``stream_value(i)``."""
 
     def stream(self, name: str) -> exp.Expr:
         """The entry's stream label ``name`` (NULL when the stream has none)."""
         if name not in self.lookups:
             return sql("CAST(NULL AS VARCHAR)")
-        return exp.column(f"sv{self.lookups.index(name)}")
+        return exp.column(stream_value(self.lookups.index(name)))
 
     def in_base(self, key: str) -> exp.Expr:
         """Whether ``key`` is a stream label or a metadata key of the entry."""
-        return sql("(:s IS NOT NULL OR md[:k] IS NOT NULL)", s=self.stream(key), k=key)
+        return sql(
+            "(:s IS NOT NULL OR :metadata[:k] IS NOT NULL)",
+            s=self.stream(key),
+            metadata=exp.column(METADATA),
+            k=key,
+        )
 
     def value(self, name: str) -> exp.Expr:
         """The current value of ``name`` (NULL when absent)."""
         if name == "__error__":
-            return exp.column("err")
+            return exp.column(ERROR)
         if name == "__error_details__" or name not in self.names:
             return sql("CAST(NULL AS VARCHAR)")
-        return exp.column(f"v{self.names.index(name)}")
+        return exp.column(tracked_value(self.names.index(name)))
 
     def labels(self) -> exp.Expr:
         """The set labels as a sorted ``LIST(STRUCT(key, value))``, errors included."""
@@ -96,24 +121,25 @@ def columnar_supported(stages: tuple[ast.Stage, ...]) -> bool:
 
 def stream_lookups(names: frozenset[str]) -> tuple[str, ...]:
     """The stream labels a columnar pipeline tracking ``names`` reads for each entry: the
-    caller's source must provide them, in this order, as ``sv0, sv1, ...``."""
+    caller's source must provide them, in this order, as ``stream_value(0)``, ...."""
     tracked = names - {"__error__", "__error_details__"}
     bases = {n[: -len(_SUFFIX)] for n in tracked if n.endswith(_SUFFIX)}
     return tuple(sorted(tracked | bases))
 
 
 def columnar_pipeline(
-    source: exp.Select, stages: tuple[ast.Stage, ...], names: frozenset[str]
+    source: exp.Select, stages: tuple[ast.Stage, ...], *, names: frozenset[str]
 ) -> tuple[Frame, ColumnarLabels] | None:
     """The pipeline over ``source`` tracking only ``names``; None if unsupported.
 
-    ``source`` rows are ``(ts, stream_id, line, metadata, sv0, ...)`` with the stream labels
-    of ``stream_lookups(names)``.
+    ``source`` rows are ``(ts, stream_id, line, metadata, stream_value(0), ...)`` with the
+    stream labels of ``stream_lookups(names)``.
     """
     if not columnar_supported(stages):
         return None
     tracked = ColumnarLabels(
-        tuple(sorted(names - {"__error__", "__error_details__"})), stream_lookups(names)
+        names=tuple(sorted(names - {"__error__", "__error_details__"})),
+        lookups=stream_lookups(names),
     )
     frame = _base(source, tracked)
     for stage in stages:
@@ -124,17 +150,17 @@ def columnar_pipeline(
 def _columns(tracked: ColumnarLabels) -> tuple[str, ...]:
     count = len(tracked.names)
     return (
-        "ts",
-        "stream_id",
-        "line",
-        "err",
-        "errd",
-        "line0",
-        "md0",
-        "md",
-        *(f"sv{i}" for i in range(len(tracked.lookups))),
-        *(f"v{i}" for i in range(count)),
-        *(f"w{i}" for i in range(count)),
+        TS,
+        STREAM_ID,
+        LINE,
+        ERROR,
+        ERROR_DETAILS,
+        STORED_LINE,
+        STORED_METADATA,
+        METADATA,
+        *(stream_value(i) for i in range(len(tracked.lookups))),
+        *(tracked_value(i) for i in range(count)),
+        *(written_flag(i) for i in range(count)),
     )
 
 
@@ -143,65 +169,65 @@ def _initial(name: str, tracked: ColumnarLabels) -> exp.Expr:
     if name.endswith(_SUFFIX):
         base = name[: -len(_SUFFIX)]
         return sql(
-            "CASE WHEN :sb IS NOT NULL AND md[:b] IS NOT NULL THEN md[:b] "
-            "WHEN :sn IS NOT NULL THEN :sn ELSE md[:n] END",
+            "CASE WHEN :sb IS NOT NULL AND :metadata[:b] IS NOT NULL THEN :metadata[:b] "
+            "WHEN :sn IS NOT NULL THEN :sn ELSE :metadata[:n] END",
             sb=tracked.stream(base),
+            metadata=exp.column(METADATA),
             b=base,
             sn=tracked.stream(name),
             n=name,
         )
-    return sql("coalesce(:s, md[:n])", s=tracked.stream(name), n=name)
+    return sql(
+        "coalesce(:s, :metadata[:n])", s=tracked.stream(name), metadata=exp.column(METADATA), n=name
+    )
 
 
 def _base(source: exp.Select, tracked: ColumnarLabels) -> Frame:
-    lookups = [exp.column(f"sv{i}") for i in range(len(tracked.lookups))]
+    lookups = [exp.column(stream_value(i)) for i in range(len(tracked.lookups))]
     inner = exp.select(
         "ts",
         "stream_id",
         "line",
-        exp.column("line").as_("line0"),
-        exp.column("metadata").as_("md0"),
-        exp.column("metadata").as_("md"),
+        exp.column("line").as_(STORED_LINE),
+        exp.column("metadata").as_(STORED_METADATA),
+        exp.column("metadata").as_(METADATA),
         *lookups,
     ).from_(source.subquery("src", copy=False), copy=False)
     columns: list[exp.Expr] = [
-        exp.column("ts"),
-        exp.column("stream_id"),
-        exp.column("line"),
-        sql("CAST(NULL AS VARCHAR)").as_("err"),
-        sql("CAST(NULL AS VARCHAR)").as_("errd"),
-        exp.column("line0"),
-        exp.column("md0"),
-        exp.column("md"),
+        exp.column(TS),
+        exp.column(STREAM_ID),
+        exp.column(LINE),
+        sql("CAST(NULL AS VARCHAR)").as_(ERROR),
+        sql("CAST(NULL AS VARCHAR)").as_(ERROR_DETAILS),
+        exp.column(STORED_LINE),
+        exp.column(STORED_METADATA),
+        exp.column(METADATA),
         *[c.copy() for c in lookups],
     ]
-    columns += [_initial(name, tracked).as_(f"v{i}") for i, name in enumerate(tracked.names)]
-    columns += [exp.false().as_(f"w{i}") for i in range(len(tracked.names))]
+    columns += [
+        _initial(name, tracked).as_(tracked_value(i)) for i, name in enumerate(tracked.names)
+    ]
+    columns += [exp.false().as_(written_flag(i)) for i in range(len(tracked.names))]
     outer = exp.select(*columns).from_(inner.subquery("base", copy=False), copy=False)
-    return Frame(outer, (), 1, _columns(tracked))
+    return Frame(select=outer, depth=1, columns=_columns(tracked))
 
 
 def _stage(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
     if isinstance(stage, ast.LineFilter):
-        return frame.filter(line_filter_condition(stage, exp.column("line")))
+        return frame.filter(line_filter_condition(stage, exp.column(LINE)))
     if isinstance(stage, ast.Decolorize):
-        return frame.next(line=sql("regexp_replace(line, :re, '', 'g')", re=ANSI_ESCAPES))
+        return frame.next({LINE: decolorized()})
     if isinstance(stage, ast.Drop | ast.Keep):
         return _drop_keep(frame, stage, tracked)
     if isinstance(stage, ast.JsonParser | ast.LogfmtParser | ast.RegexpParser | ast.PatternParser):
         return _parse(frame, stage, tracked)
-    check = compile_label_filter(stage, tracked.value)  # type: ignore[arg-type]
-    return frame.next(
-        where=check.keep,
-        err=sql("CASE WHEN err IS NULL THEN :e ELSE err END", e=check.error),
-        errd=sql("CASE WHEN err IS NULL THEN :d ELSE errd END", d=check.details),
-    )
+    return filtered(frame, compile_label_filter(stage, tracked.value))  # type: ignore[arg-type]
 
 
 def _drop_keep(frame: Frame, stage: ast.Drop | ast.Keep, tracked: ColumnarLabels) -> Frame:
     changes: dict[str, exp.Expr] = {}
     for index, name in enumerate(tracked.names):
-        column = exp.column(f"v{index}")
+        column = exp.column(tracked_value(index))
         hits: list[exp.Expr] = []
         for item in stage.labels:
             if isinstance(item, str):
@@ -211,12 +237,14 @@ def _drop_keep(frame: Frame, stage: ast.Drop | ast.Keep, tracked: ColumnarLabels
                 hits.append(matcher_condition(item, column))
         hit = exp.or_(*hits) if hits else exp.false()
         removed = hit if isinstance(stage, ast.Drop) else exp.Not(this=exp.paren(hit))
-        changes[f"v{index}"] = sql("CASE WHEN :r THEN NULL ELSE :c END", r=removed, c=column)
+        changes[tracked_value(index)] = sql(
+            "CASE WHEN :r THEN NULL ELSE :c END", r=removed, c=column
+        )
     if isinstance(stage, ast.Drop):
         for item in stage.labels:
             name = item if isinstance(item, str) else item.name
             if name in ("__error__", "__error_details__"):
-                target = "err" if name == "__error__" else "errd"
+                target = ERROR if name == "__error__" else ERROR_DETAILS
                 test = (
                     exp.true()
                     if isinstance(item, str)
@@ -225,7 +253,7 @@ def _drop_keep(frame: Frame, stage: ast.Drop | ast.Keep, tracked: ColumnarLabels
                 changes[target] = sql(
                     "CASE WHEN :t THEN NULL ELSE :c END", t=test, c=exp.column(target)
                 )
-    return frame.with_changes(changes)
+    return frame.next(changes)
 
 
 @dataclass
@@ -254,34 +282,45 @@ def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
         carried = {**{name: exp.column(name) for name in carried}, **step}
         frame = frame.next(extras=carried)
     parsed = {
-        f"p{index}": value
+        index: value
         for index, name in enumerate(tracked.names)
         if (value := _parsed_for(name, extraction.values, tracked)) is not None
     }
-    frame = frame.next(extras={**parsed, "pq": extraction.error, "pd": extraction.details})
     frame = frame.next(
         extras={
-            **{column: opaque(exp.column(column)) for column in parsed},
-            "pq": exp.column("pq"),
-            "pd": exp.column("pd"),
+            **{parsed_value(index): value for index, value in parsed.items()},
+            PARSE_ERROR: extraction.error,
+            PARSE_DETAILS: extraction.details,
+        }
+    )
+    # A frame of its own that makes the parsed values opaque to the filters after it.
+    frame = frame.next(
+        extras={
+            **{parsed_value(i): opaque(exp.column(parsed_value(i))) for i in parsed},
+            PARSE_ERROR: exp.column(PARSE_ERROR),
+            PARSE_DETAILS: exp.column(PARSE_DETAILS),
         }
     )
     changes: dict[str, exp.Expr] = {}
-    for column in parsed:
-        index = column[1:]
-        changes[f"v{index}"] = sql(
+    for index in parsed:
+        written, current, new = written_flag(index), tracked_value(index), parsed_value(index)
+        changes[current] = sql(
             # :p mentioned once: a later filter on the label inlines it at each mention.
             "CASE WHEN :w THEN :v ELSE coalesce(:p, :v) END",
-            w=exp.column(f"w{index}"),
-            v=exp.column(f"v{index}"),
-            p=exp.column(column),
+            w=exp.column(written),
+            v=exp.column(current),
+            p=exp.column(new),
         )
-        changes[f"w{index}"] = sql(
-            ":w OR :p IS NOT NULL", w=exp.column(f"w{index}"), p=exp.column(column)
-        )
-    changes["err"] = sql("coalesce(pq, err)")
-    changes["errd"] = sql("CASE WHEN pq IS NOT NULL THEN pd ELSE errd END")
-    return frame.with_changes(changes)
+        changes[written] = sql(":w OR :p IS NOT NULL", w=exp.column(written), p=exp.column(new))
+    pq = exp.column(PARSE_ERROR)
+    changes[ERROR] = sql("coalesce(:parse_error, :error)", parse_error=pq, error=exp.column(ERROR))
+    changes[ERROR_DETAILS] = sql(
+        "CASE WHEN :parse_error IS NOT NULL THEN :parse_details ELSE :error_details END",
+        parse_error=pq.copy(),
+        parse_details=exp.column(PARSE_DETAILS),
+        error_details=exp.column(ERROR_DETAILS),
+    )
+    return frame.next(changes)
 
 
 def _parsed_for(name: str, values: dict[str, exp.Expr], tracked: ColumnarLabels) -> exp.Expr | None:
@@ -333,7 +372,9 @@ def _extract(stage: ast.Stage, keys: list[str], tracked: ColumnarLabels) -> _Ext
             if all(test is not None for test in tests):
                 guards[key] = exp.or_(*tests)
         keep_empty = stage.keep_empty or bool(stage.extractions)
-        steps, found = logfmt_lookup(list(dict.fromkeys(chosen.values())), keep_empty, "lf", guards)
+        steps, found = logfmt_lookup(
+            list(dict.fromkeys(chosen.values())), keep_empty=keep_empty, wanted=guards
+        )
         values = {
             label: sql("coalesce(:v, '')", v=found[key].copy())
             if stage.extractions
@@ -352,13 +393,16 @@ def _extract(stage: ast.Stage, keys: list[str], tracked: ColumnarLabels) -> _Ext
         return _Extraction([], {}, none, none.copy())
     groups = group_names(regex)
     extras = {
-        "rx": sql(
+        REGEX_CAPTURES: sql(
             "CASE WHEN regexp_matches(line, :re) THEN regexp_extract(line, :re, :names) END",
             re=regex,
             names=groups,
         )
     }
-    values = {sanitize(name): sql("rx[:n]", n=name) for name in wanted_groups}
+    values = {
+        sanitize(name): sql(":captures[:n]", captures=exp.column(REGEX_CAPTURES), n=name)
+        for name in wanted_groups
+    }
     return _Extraction([extras], values, none, none.copy())
 
 
@@ -368,11 +412,14 @@ def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
         parsed = json_paths(wanted)
         values = {
             extraction.name: sql(
-                "list_filter(:e, x -> x.key = :k)[1].value", e=exp.column("jp"), k=extraction.name
+                "list_filter(:e, x -> x.key = :k)[1].value",
+                e=exp.column(JSON_PATH_PAIRS),
+                k=extraction.name,
             )
             for extraction in wanted
         }
-        steps = [{"jp": parsed.entries}] if wanted else []
+        steps = [{JSON_PATH_PAIRS: parsed.entries}] if wanted else []
         return _Extraction(steps, values, parsed.error, parsed.details)
     steps, values = json_lookup(tuple(keys))
-    return _Extraction(steps, values, json_error(exp.column("jd")), exp.column("jd"))
+    details = exp.column(JSON_ERROR_DETAILS)
+    return _Extraction(steps, values, json_error(details), details.copy())

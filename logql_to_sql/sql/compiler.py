@@ -25,7 +25,18 @@ from sqlglot import exp
 
 from logql_to_sql.sql.columnar import columnar_pipeline, columnar_supported, stream_lookups
 from logql_to_sql.sql.dialect import DIALECT, regex_full_match, sql
-from logql_to_sql.sql.frame import Frame, base_frame, with_entries
+from logql_to_sql.sql.frame import (
+    ERROR,
+    ERROR_DETAILS,
+    JSON_ERROR_DETAILS,
+    LABELS,
+    STORED_LINE,
+    STORED_METADATA,
+    Frame,
+    base_frame,
+    stream_value,
+    with_entries,
+)
 from logql_to_sql.sql.hints import Needed, needed_after, stage_reads
 from logql_to_sql.sql.parser_stages import json_error_details
 from logql_to_sql.sql.rewrites import split_leading_line_filters
@@ -52,7 +63,7 @@ class Direction(enum.Enum):
     BACKWARD = "backward"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LogQueryPlan:
     """The compiled query and the shape of its rows.
 
@@ -121,11 +132,11 @@ def compile_log_query(
             .order_by(order[0].copy())
         )
         return LogQueryPlan(
-            _deduplicated(candidates, limit, order, margin),
-            False,
-            limit,
-            direction is Direction.BACKWARD,
-            margin,
+            select=_deduplicated(candidates, limit=limit, order=order, margin=margin),
+            labels_final=False,
+            limit=limit,
+            backward=backward,
+            margin=margin,
         )
     first = filtering_pipeline(
         query.selector.matchers, [*time_range(start_ns, end_ns), *line_filters], rest
@@ -135,24 +146,24 @@ def compile_log_query(
         exp.select(
             exp.column("ts"),
             exp.column("stream_id"),
-            exp.column("line0").as_("line"),
-            exp.column("md0").as_("metadata"),
-            *([exp.column("err"), exp.column("errd")] if labels_left else []),
+            exp.column(STORED_LINE).as_("line"),
+            exp.column(STORED_METADATA).as_("metadata"),
+            *([exp.column(ERROR), exp.column(ERROR_DETAILS)] if labels_left else []),
         )
         .from_(first.select.subquery("p1", copy=False), copy=False)
         .order_by(order[0].copy())
     )
-    survivors = _deduplicated(survivors, limit, order, margin)
+    survivors = _deduplicated(survivors, limit=limit, order=order, margin=margin)
     if labels_left:
         # With filters after the parser, the filtering pipeline ran it: its error is set.
         if len(rest) == 1:
             survivors = _with_json_error(survivors).order_by(*[o.copy() for o in order])
         return LogQueryPlan(
-            survivors,
-            False,
-            limit,
-            backward,
-            margin,
+            select=survivors,
+            labels_final=False,
+            limit=limit,
+            backward=backward,
+            margin=margin,
             json_labels_left=True,
         )
     second_source = (
@@ -172,7 +183,7 @@ def compile_log_query(
         exp.column("stream_id"),
         exp.column("line"),
         final_labels().as_("labels"),
-        exp.column("md0").as_("metadata"),
+        exp.column(STORED_METADATA).as_("metadata"),
     ]
     if limit is not None:
         columns.append(sql("(SELECT max(candidates) FROM p2)").as_("candidates"))
@@ -183,7 +194,9 @@ def compile_log_query(
         # The survivors are few: computed once, read by the pipeline and the count.
         .with_("p2", as_=survivors, materialized=True, copy=False)
     )
-    return LogQueryPlan(select, True, limit, direction is Direction.BACKWARD, margin)
+    return LogQueryPlan(
+        select=select, labels_final=True, limit=limit, backward=backward, margin=margin
+    )
 
 
 def _json_then_filters(stages: tuple[ast.Stage, ...]) -> bool:
@@ -197,23 +210,36 @@ def _with_json_error(survivors: exp.Select) -> exp.Select:
     """The survivors' ``err``/``errd`` completed with ``| json``'s own error, for a
     pipeline of ``| json`` alone: the filtering pipeline left the parser out (it drops
     nothing), so the few rows kept are checked here."""
-    details = exp.select("*", json_error_details().as_("jd")).from_(
+    details = exp.select("*", json_error_details().as_(JSON_ERROR_DETAILS)).from_(
         survivors.subquery("p2", copy=False), copy=False
     )
-    failed = sql("err IS NULL AND jd IS NOT NULL")
+    failed = sql(
+        ":error IS NULL AND :details IS NOT NULL",
+        error=exp.column(ERROR),
+        details=exp.column(JSON_ERROR_DETAILS),
+    )
+    error = sql(
+        "CASE WHEN :f THEN 'JSONParserErr' ELSE :error END", f=failed, error=exp.column(ERROR)
+    )
+    error_details = sql(
+        "CASE WHEN :f THEN :details ELSE :error_details END",
+        f=failed.copy(),
+        details=exp.column(JSON_ERROR_DETAILS),
+        error_details=exp.column(ERROR_DETAILS),
+    )
     return exp.select(
         "ts",
         "stream_id",
         "line",
         "metadata",
-        sql("CASE WHEN :f THEN 'JSONParserErr' ELSE err END", f=failed).as_("err"),
-        sql("CASE WHEN :f THEN jd ELSE errd END", f=failed.copy()).as_("errd"),
+        error.as_(ERROR),
+        error_details.as_(ERROR_DETAILS),
         "candidates",
     ).from_(details.subquery("p2j", copy=False), copy=False)
 
 
 def _deduplicated(
-    candidates: exp.Select, limit: int | None, order: list[exp.Ordered], margin: int = 2
+    candidates: exp.Select, *, limit: int | None, order: list[exp.Ordered], margin: int
 ) -> exp.Select:
     """Entries identical in time, line and metadata within a stream count once.
 
@@ -255,12 +281,13 @@ def time_range(start_ns: int | exp.Expr, end_ns: int | exp.Expr) -> list[exp.Exp
 def entry_source(
     matchers: tuple[ast.Matcher, ...],
     conditions: list[exp.Expr],
-    stream_values: tuple[str, ...] = (),
     *,
+    stream_values: tuple[str, ...] = (),
     with_labels: bool = True,
 ) -> exp.Select:
     """Entries of matching streams with their stream labels, under ``conditions``; each
-    name of ``stream_values`` also as a column ``sv<i>``, looked up once per stream.
+    name of ``stream_values`` also as a column ``stream_value(i)``, looked up once per
+    stream.
 
     ``with_labels=False``: no ``labels`` column, for a consumer that reads the looked-up
     values only. The streams are then a semi-join, and the values come from the few
@@ -284,7 +311,7 @@ def entry_source(
     streams = exp.select(
         "stream_id",
         *(["labels"] if with_labels else []),
-        *[value.as_(f"sv{i}") for i, value in enumerate(values)],
+        *[value.as_(stream_value(i)) for i, value in enumerate(values)],
     ).from_("streams")
     columns = [
         exp.column("ts", table="logs"),
@@ -292,7 +319,7 @@ def entry_source(
         exp.column("line", table="logs"),
         exp.column("metadata", table="logs"),
         *([exp.column("labels", table="streams")] if with_labels else []),
-        *[exp.column(f"sv{i}", table="streams") for i in range(len(stream_values))],
+        *[exp.column(stream_value(i), table="streams") for i in range(len(stream_values))],
     ]
     on = sql("logs.stream_id = streams.stream_id")
     if with_labels:
@@ -340,16 +367,16 @@ def filtering_pipeline(
         if columnar_supported(needed):
             lookups = stream_lookups(frozenset(reads))
             columnar = columnar_pipeline(
-                entry_source(matchers, conditions, lookups, with_labels=False),
+                entry_source(matchers, conditions, stream_values=lookups, with_labels=False),
                 needed,
-                frozenset(reads),
+                names=frozenset(reads),
             )
             if columnar is not None:
                 return columnar[0]
     return compile_pipeline(entry_source(matchers, conditions), stages, wanted=frozenset())
 
 
-def compile_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...], wanted: Needed) -> Frame:
+def compile_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...], *, wanted: Needed) -> Frame:
     """The frame after every stage, over ``source`` rows (see ``frame.base_frame``)."""
     compiler = StageCompiler()
     frame = base_frame(source)
@@ -361,12 +388,17 @@ def compile_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...], wanted: 
 def final_labels() -> exp.Expr:
     """An entry's result labels: the label map plus the error labels that are set."""
     errors = sql(
-        "list_filter([{'key': '__error__', 'value': err}, "
-        "{'key': '__error_details__', 'value': errd}], e -> e.value IS NOT NULL AND e.value <> '')"
+        "list_filter([{'key': '__error__', 'value': :error}, "
+        "{'key': '__error_details__', 'value': :error_details}], "
+        "e -> e.value IS NOT NULL AND e.value <> '')",
+        error=exp.column(ERROR),
+        error_details=exp.column(ERROR_DETAILS),
     )
     return sql(
-        "CASE WHEN err IS NULL THEN lbl ELSE :with_errors END",
-        with_errors=with_entries(exp.column("lbl"), errors),
+        "CASE WHEN :error IS NULL THEN :labels ELSE :with_errors END",
+        error=exp.column(ERROR),
+        labels=exp.column(LABELS),
+        with_errors=with_entries(exp.column(LABELS), errors),
     )
 
 

@@ -8,17 +8,18 @@ when the left side failed); ``and`` evaluates both (LOGQL.md 5.4).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from logql_to_sql.sql.conversions import Conversion, bytes_of, float_of, nanoseconds_of
 from logql_to_sql.sql.dialect import UDF_IP_MATCH, sql
+from logql_to_sql.sql.frame import ERROR, ERROR_DETAILS, LABELS, Frame
 from logql_to_sql.sql.label_regex import label_regex_condition
 from logql_to_sql.syntax import ast
 
-__all__ = ["Check", "ValueOf", "compile_label_filter", "label_value"]
+__all__ = ["Check", "ValueOf", "compile_label_filter", "filtered", "label_value"]
 
 _COMPARE = {
     ast.CompareOp.EQ: exp.EQ,
@@ -45,10 +46,10 @@ _NO_ERROR = sql("CAST(NULL AS VARCHAR)")
 def label_value(name: str) -> exp.Expr:
     """The current value of a label, NULL when absent (error labels read separately)."""
     if name == "__error__":
-        return exp.column("err")
+        return exp.column(ERROR)
     if name == "__error_details__":
         return sql("CAST(NULL AS VARCHAR)")
-    return exp.Bracket(this=exp.column("lbl"), expressions=[exp.Literal.string(name)])
+    return exp.Bracket(this=exp.column(LABELS), expressions=[exp.Literal.string(name)])
 
 
 ValueOf = Callable[[str], exp.Expr]
@@ -121,8 +122,30 @@ def _ip(node: ast.IpLabelFilter, value_of: ValueOf) -> Check:
         match = exp.Not(this=match)
     # An entry that already carries an error is always kept (LOGQL.md 5.4).
     keep = sql(
-        "err IS NOT NULL OR (:raw IS NOT NULL AND coalesce(:match, false))",
+        ":error IS NOT NULL OR (:raw IS NOT NULL AND coalesce(:match, false))",
+        error=exp.column(ERROR),
         raw=raw.copy(),
         match=match,
     )
     return Check(keep, _NO_ERROR.copy(), _NO_ERROR.copy())
+
+
+def filtered(frame: Frame, check: Check, *, extras: Mapping[str, exp.Expr] | None = None) -> Frame:
+    """``frame`` after a label filter: the rows ``check`` keeps, with its error set on those
+    that carry none yet (the first error wins)."""
+    err, errd = exp.column(ERROR), exp.column(ERROR_DETAILS)
+    return frame.next(
+        {
+            ERROR: sql(
+                "CASE WHEN :error IS NULL THEN :e ELSE :error END", error=err, e=check.error
+            ),
+            ERROR_DETAILS: sql(
+                "CASE WHEN :error IS NULL THEN :d ELSE :error_details END",
+                error=err.copy(),
+                d=check.details,
+                error_details=errd,
+            ),
+        },
+        where=check.keep,
+        extras=extras,
+    )

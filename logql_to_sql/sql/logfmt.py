@@ -23,6 +23,7 @@ import re
 from sqlglot import exp
 
 from logql_to_sql.sql.dialect import sql
+from logql_to_sql.sql.frame import LOGFMT_TOKENS, logfmt_position, logfmt_quick
 from logql_to_sql.syntax import ast
 
 __all__ = ["TOKEN", "logfmt_lookup", "logfmt_pairs", "unquote"]
@@ -176,10 +177,11 @@ def _raw_key(key: str) -> str:
     return written(key)
 
 
-def _quick(key: str, keep_empty: bool, column: str) -> tuple[list[exp.Expr], exp.Expr, exp.Expr]:
-    """A look for ``key`` without tokenizing: the expressions of columns ``column`` (and
-    ``column`` + ``v``), whether they decide the value, and the value they give then."""
-    at, found = exp.column(column), exp.column(column + "v")
+def _quick(key: str, keep_empty: bool, index: int) -> tuple[list[exp.Expr], exp.Expr, exp.Expr]:
+    """A look for ``key``, the ``index``-th wanted key, without tokenizing: the expressions
+    of its columns (``logfmt_position``, ``logfmt_quick``), whether they decide the value,
+    and the value they give then."""
+    at, found = exp.column(logfmt_position(index)), exp.column(logfmt_quick(index))
     if not keep_empty and "_" not in key:
         # Only "key" itself sanitises to such a name; without "key=" anywhere in the line
         # there is no such pair (a bare "key" has an empty value). Otherwise the first
@@ -218,12 +220,13 @@ def _quick(key: str, keep_empty: bool, column: str) -> tuple[list[exp.Expr], exp
 
 def logfmt_lookup(
     keys: list[str],
+    *,
     keep_empty: bool,
-    prefix: str,
     wanted: dict[str, exp.Expr] | None = None,
 ) -> tuple[list[dict[str, exp.Expr]], dict[str, exp.Expr]]:
     """How ``| logfmt`` finds the labels ``keys`` (sanitised names) on column ``line``:
-    columns to compute first (named from ``prefix``, one frame per dict), then each key's
+    columns to compute first (``logfmt_position``, ``logfmt_quick``, ``LOGFMT_TOKENS``,
+    one frame per dict), then each key's
     value over them, the first good pair of that key (with a non-empty value unless
     ``keep_empty``), NULL when there is none. Lines where ``wanted[key]`` is false are
     not searched for that key (its value is then NULL).
@@ -236,18 +239,17 @@ def logfmt_lookup(
     decided: list[exp.Expr] = []
     quick: list[exp.Expr] = []
     for index, key in enumerate(keys):
-        column = f"{prefix}{index}"
-        columns, is_decided, value = _quick(key, keep_empty, column)
+        columns, is_decided, value = _quick(key, keep_empty, index)
         for depth, expression in enumerate(columns):
             if depth == 0 and wanted is not None and key in wanted:
                 expression = sql("CASE WHEN :w THEN :e END", w=wanted[key], e=expression)
-            steps[depth][column + ("v" if depth else "")] = expression
+            steps[depth][logfmt_position(index) if depth == 0 else logfmt_quick(index)] = expression
         decided.append(is_decided)
         quick.append(value)
     if not keys:
         return [], {}
     pairs = logfmt_pairs(ast.LogfmtParser(keep_empty=keep_empty))[0]
-    tokenized = f"{prefix}x"
+    tokenized = LOGFMT_TOKENS
     steps.append({tokenized: sql("CASE WHEN NOT (:d) THEN :p END", d=exp.and_(*decided), p=pairs)})
     values = {
         key: sql(

@@ -39,7 +39,7 @@ _PUSHABLE = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MetricPlan:
     """Samples of a metric query, how to present them, and error probes to run first."""
 
@@ -55,7 +55,7 @@ class MetricPlan:
     ``failed_check`` is ``i`` means check ``i`` failed (the lowest such ``i`` wins)."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Rel:
     select: exp.Select
     scalar: bool = False
@@ -63,7 +63,7 @@ class _Rel:
     checks: list[tuple[exp.Select, str]] = field(default_factory=list)
 
 
-def compile_metric_query(expr: ast.MetricExpr, grid: Grid) -> MetricPlan:
+def compile_metric_query(expr: ast.MetricExpr, *, grid: Grid) -> MetricPlan:
     """Samples of ``expr`` at every step of ``grid``."""
     compiler = _MetricCompiler(grid)
     rel = compiler.visit(expr)
@@ -72,9 +72,9 @@ def compile_metric_query(expr: ast.MetricExpr, grid: Grid) -> MetricPlan:
     if compiler.shared or rel.checks:
         select = _with_diagnostics(select, compiler.shared, [check for check, _ in rel.checks])
     return MetricPlan(
-        select,
-        rel.scalar,
-        order,
+        select=select,
+        scalar=rel.scalar,
+        order=order,
         error_probes=tuple(rel.probes),
         error_labels=tuple(labels for _, _, _, labels in compiler.shared),
         check_messages=tuple(message for _, message in rel.checks),
@@ -175,16 +175,16 @@ class _MetricCompiler:
         return result
 
     def visit_Literal(self, node: ast.Literal) -> _Rel:
-        return _Rel(_constant(self.grid, node.value), scalar=True)
+        return _Rel(select=_constant(self.grid, node.value), scalar=True)
 
     def visit_VectorLiteral(self, node: ast.VectorLiteral) -> _Rel:
-        return _Rel(_constant(self.grid, node.value))
+        return _Rel(select=_constant(self.grid, node.value))
 
     def visit_RangeAggregation(
         self, node: ast.RangeAggregation, grouping: ast.Grouping | None = None
     ) -> _Rel:
         plan = compile_range_aggregation(
-            node, self.grid, grouping, entries_name=f"entries_{len(self.shared)}"
+            node, grid=self.grid, grouping=grouping, entries_name=f"entries_{len(self.shared)}"
         )
         probes: list[tuple[exp.Select, exp.Select]] = []
         if (
@@ -196,7 +196,7 @@ class _MetricCompiler:
         elif plan.error_probe is not None and plan.error_labels is not None:
             probes.append((plan.error_probe, plan.error_labels()))
         if node.op is not ast.RangeOp.ABSENT_OVER_TIME:
-            return _Rel(plan.samples, probes=probes)
+            return _Rel(select=plan.samples, probes=probes)
         labels = exp.Array(
             expressions=[
                 sql("{'key': :k, 'value': :v}", k=name, v=value)
@@ -218,7 +218,7 @@ class _MetricCompiler:
                 )
             )
         )
-        return _Rel(absent, probes=probes)
+        return _Rel(select=absent, probes=probes)
 
     def visit_VectorAggregation(self, node: ast.VectorAggregation) -> _Rel:
         grouping = node.grouping or ast.Grouping(())
@@ -250,9 +250,9 @@ class _MetricCompiler:
                 .from_(ranked.subquery("ranked"))
                 .where(sql("rn <= :n", n=node.param or 0))
             )
-            return _Rel(selected, probes=child.probes)
+            return _Rel(select=selected, probes=child.probes)
         if node.op in (V.SORT, V.SORT_DESC):
-            return _Rel(child.select, probes=child.probes)
+            return _Rel(select=child.select, probes=child.probes)
         aggregate = {
             V.SUM: "sum(v)",
             V.AVG: "avg(v)",
@@ -273,7 +273,7 @@ class _MetricCompiler:
             .from_(source)
             .group_by(sql("1"), "k")
         )
-        return _Rel(grouped, probes=child.probes)
+        return _Rel(select=grouped, probes=child.probes)
 
     def visit_LabelReplace(self, node: ast.LabelReplace) -> _Rel:
         child = self.visit(node.expr)
@@ -302,20 +302,26 @@ class _MetricCompiler:
         select = exp.select(relabelled.as_("labels"), "k", "v").from_(
             child.select.subquery("child")
         )
-        return _Rel(select, scalar=child.scalar, probes=child.probes)
+        return _Rel(select=select, scalar=child.scalar, probes=child.probes)
 
     def visit_BinaryOp(self, node: ast.BinaryOp) -> _Rel:
         left, right = self.visit(node.left), self.visit(node.right)
         probes = left.probes + right.probes
         checks = left.checks + right.checks
         if left.scalar and right.scalar:
-            return _Rel(_scalar_join(node, left, right), True, probes, checks)
+            return _Rel(
+                select=_scalar_join(node, left, right), scalar=True, probes=probes, checks=checks
+            )
         if left.scalar or right.scalar:
-            return _Rel(_vector_scalar(node, left, right), False, probes, checks)
+            return _Rel(select=_vector_scalar(node, left, right), probes=probes, checks=checks)
         if node.op.is_set:
-            return _Rel(_set_operation(node, left, right), False, probes, checks)
+            return _Rel(select=_set_operation(node, left, right), probes=probes, checks=checks)
         result = _vector_vector(node, left, right)
-        return _Rel(result, False, probes, checks + _matching_checks(node, left, right, result))
+        return _Rel(
+            select=result,
+            probes=probes,
+            checks=checks + _matching_checks(node, left, right, result),
+        )
 
 
 def _go_replacement(replacement: str, regex: str) -> str:

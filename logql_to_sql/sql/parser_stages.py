@@ -15,6 +15,15 @@ from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
 from logql_to_sql.sql.dialect import UDF_JSON_ERROR, UDF_JSON_FIELDS, UDF_JSON_PATH, sql
+from logql_to_sql.sql.frame import (
+    JSON_ERROR_DETAILS,
+    JSON_EXACT,
+    JSON_LOOKUP,
+    JSON_READ_ALIKE,
+    JSON_TYPES,
+    pattern_at,
+    pattern_rest,
+)
 from logql_to_sql.sql.logfmt import logfmt_lookup, logfmt_pairs
 from logql_to_sql.syntax import ast
 
@@ -59,7 +68,7 @@ IS_OBJECT = (
 IS_OBJECT_SAFE = "CASE WHEN " + IS_OBJECT + " THEN line ELSE '{}' END"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Parsed:
     """What a parser stage extracts from ``line`` and the error it may set."""
 
@@ -127,10 +136,10 @@ def json_all() -> Parsed:
     ``UDF_JSON_FIELDS`` (DuckDB's JSON functions lose number text and duplicate keys)."""
     entries = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line")])
     return Parsed(
-        entries,
-        json_error(exp.column("jd")),
-        exp.column("jd"),
-        steps=({"jd": json_error_details()},),
+        entries=entries,
+        error=json_error(exp.column(JSON_ERROR_DETAILS)),
+        details=exp.column(JSON_ERROR_DETAILS),
+        steps=({JSON_ERROR_DETAILS: json_error_details()},),
     )
 
 
@@ -176,7 +185,11 @@ def json_paths(extractions: tuple[ast.LabelExtraction, ...]) -> Parsed:
         items=exp.Array(expressions=items),
     )
     bad = sql("line <> '' AND NOT :ok", ok=good_start.copy())
-    return Parsed(entries, sql("CASE WHEN :bad THEN 'JSONParserErr' END", bad=bad), sql(_NULL))
+    return Parsed(
+        entries=entries,
+        error=sql("CASE WHEN :bad THEN 'JSONParserErr' END", bad=bad),
+        details=sql(_NULL),
+    )
 
 
 def logfmt(node: ast.LogfmtParser) -> Parsed:
@@ -198,7 +211,9 @@ def logfmt(node: ast.LogfmtParser) -> Parsed:
                 for key, name in wanted.items()
             ]
         )
-    return Parsed(pairs, error, details, bool(node.extractions))
+    return Parsed(
+        entries=pairs, error=error, details=details, skip_empty_base=bool(node.extractions)
+    )
 
 
 def group_names(regex: str) -> list[str]:
@@ -219,7 +234,7 @@ def _captures(regex: str, names: list[str]) -> Parsed:
         re=regex,
         items=exp.Array(expressions=items),
     )
-    return Parsed(entries, sql(_NULL), sql(_NULL))
+    return Parsed(entries=entries, error=sql(_NULL), details=sql(_NULL))
 
 
 def regexp(node: ast.RegexpParser) -> Parsed:
@@ -248,8 +263,8 @@ def pattern_steps(text: str, wanted: Collection[str] | None = None) -> Stepped:
     nothing is captured), each capture takes the text up to the first occurrence of the
     literal after it, and once a literal is missing the capture before it takes the rest
     of the line and later captures stay unset; an empty line captures nothing. Column
-    ``pat_r<i>`` is the text left before capture ``i`` (NULL once a literal was missing),
-    ``pat_p<i>`` where its closing literal starts in it (0 when missing). Only the
+    ``pattern_rest(i)`` is the text left before capture ``i`` (NULL once a literal was
+    missing), ``pattern_at(i)`` where its closing literal starts in it (0 when missing). Only the
     captures up to the last one in ``wanted`` (all when None) are computed.
     """
     parts = _PATTERN_PART.split(text)
@@ -268,16 +283,16 @@ def pattern_steps(text: str, wanted: Collection[str] | None = None) -> Stepped:
             n=len(leading) + 1,
         )
     )
-    steps: list[dict[str, exp.Expr]] = [{"pat_r0": first}]
+    steps: list[dict[str, exp.Expr]] = [{pattern_rest(0): first}]
     values: dict[str, exp.Expr] = {}
     for i in range(needed[-1] + 1):
-        rest = exp.column(f"pat_r{i}")
+        rest = exp.column(pattern_rest(i))
         literal = closing[i]
         if not literal:  # the final capture takes the rest
             values[names[i]] = rest
             break
-        steps.append({"pat_p" + str(i): sql("strpos(:r, :l)", r=rest.copy(), l=literal)})
-        position = exp.column(f"pat_p{i}")
+        steps.append({pattern_at(i): sql("strpos(:r, :l)", r=rest.copy(), l=literal)})
+        position = exp.column(pattern_at(i))
         if names[i] != "_":
             values[names[i]] = sql(
                 "CASE WHEN :p = 0 THEN :r ELSE left(:r, :p - 1) END", p=position, r=rest
@@ -285,7 +300,7 @@ def pattern_steps(text: str, wanted: Collection[str] | None = None) -> Stepped:
         if i < needed[-1]:
             steps.append(
                 {
-                    f"pat_r{i + 1}": sql(
+                    pattern_rest(i + 1): sql(
                         "CASE WHEN :p > 0 THEN substr(:r, :p + :n) END",
                         p=position.copy(),
                         r=rest.copy(),
@@ -306,7 +321,7 @@ def pattern(node: ast.PatternParser) -> Parsed:
     entries = sql(
         "list_filter(:items, x -> x.value IS NOT NULL)", items=exp.Array(expressions=items)
     )
-    return Parsed(entries, sql(_NULL), sql(_NULL), steps=tuple(stepped.steps))
+    return Parsed(entries=entries, error=sql(_NULL), details=sql(_NULL), steps=tuple(stepped.steps))
 
 
 def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:
@@ -331,9 +346,9 @@ def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:
         new_line,
         has_entry.copy(),
         Parsed(
-            labels,
-            sql("CASE WHEN :bad THEN 'JSONParserErr' END", bad=bad),
-            sql(
+            entries=labels,
+            error=sql("CASE WHEN :bad THEN 'JSONParserErr' END", bad=bad),
+            details=sql(
                 "CASE WHEN :bad THEN 'expecting json object(6), but it is not' END",
                 bad=bad.copy(),
             ),
@@ -387,13 +402,13 @@ def json_lookup(keys: tuple[str, ...]) -> tuple[list[dict[str, exp.Expr]], dict[
     """
     paths: list[str] = []
     values: dict[str, exp.Expr] = {}
-    exact: list[exp.Expr] = [sql("NOT jr")]
+    exact: list[exp.Expr] = [sql("NOT :r", r=exp.column(JSON_READ_ALIKE))]
     for key in keys:
         candidates = []
         for path in json_candidate_paths(key):
             paths.append(path)
-            value = sql("list_extract(hj, :i)", i=len(paths))
-            kind = sql("list_extract(jt, :i)", i=len(paths))
+            value = sql("list_extract(:l, :i)", l=exp.column(JSON_LOOKUP), i=len(paths))
+            kind = sql("list_extract(:t, :i)", t=exp.column(JSON_TYPES), i=len(paths))
             candidates.append(
                 sql(
                     "CASE WHEN :t = 'VARCHAR' THEN :v ->> '$' WHEN :t IN ('BOOLEAN', 'BIGINT', "
@@ -411,7 +426,8 @@ def json_lookup(keys: tuple[str, ...]) -> tuple[list[dict[str, exp.Expr]], dict[
                 )
             )
         values[key] = sql(
-            "CASE WHEN jx IS NOT NULL THEN list_filter(jx, x -> x.key = :k)[1].value ELSE :c END",
+            "CASE WHEN :x IS NOT NULL THEN list_filter(:x, x -> x.key = :k)[1].value ELSE :c END",
+            x=exp.column(JSON_EXACT),
             k=key,
             c=candidates[0]
             if len(candidates) == 1
@@ -421,17 +437,18 @@ def json_lookup(keys: tuple[str, ...]) -> tuple[list[dict[str, exp.Expr]], dict[
     lookup = sql("TRY(json_extract(line, :p))", p=paths or ["$"])
     fields = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line")])
     steps = [
-        {"hj": lookup},
+        {JSON_LOOKUP: lookup},
         {
-            "jr": _read_alike(sql("hj IS NOT NULL")),
-            "jt": sql("list_transform(hj, v -> json_type(v))"),
+            JSON_READ_ALIKE: _read_alike(sql(":l IS NOT NULL", l=exp.column(JSON_LOOKUP))),
+            JSON_TYPES: sql("list_transform(:l, v -> json_type(v))", l=exp.column(JSON_LOOKUP)),
         },
         {
-            "jd": sql(
-                "CASE WHEN NOT jr THEN :udf END",
+            JSON_ERROR_DETAILS: sql(
+                "CASE WHEN NOT :r THEN :udf END",
+                r=exp.column(JSON_READ_ALIKE),
                 udf=exp.Anonymous(this=UDF_JSON_ERROR, expressions=[exp.column("line")]),
             ),
-            "jx": sql("CASE WHEN :e THEN :f END", e=exp.or_(*exact), f=fields),
+            JSON_EXACT: sql("CASE WHEN :e THEN :f END", e=exp.or_(*exact), f=fields),
         },
     ]
     return steps, values
@@ -446,16 +463,21 @@ def json_hinted(keys: tuple[str, ...]) -> Parsed:
         if items
         else sql(_EMPTY_ENTRIES)
     )
-    return Parsed(entries, json_error(exp.column("jd")), exp.column("jd"), steps=tuple(steps))
+    return Parsed(
+        entries=entries,
+        error=json_error(exp.column(JSON_ERROR_DETAILS)),
+        details=exp.column(JSON_ERROR_DETAILS),
+        steps=tuple(steps),
+    )
 
 
-def logfmt_hinted(keys: tuple[str, ...], keep_empty: bool) -> Parsed:
+def logfmt_hinted(keys: tuple[str, ...], *, keep_empty: bool) -> Parsed:
     """``| logfmt`` producing only ``keys``: the first good ``key=value`` of each."""
-    steps, values = logfmt_lookup(list(keys), keep_empty, "lf")
+    steps, values = logfmt_lookup(list(keys), keep_empty=keep_empty)
     items = [sql("{'key': :k, 'value': :v}", k=key, v=value) for key, value in values.items()]
     entries = (
         sql("list_filter(:items, x -> x.value IS NOT NULL)", items=exp.Array(expressions=items))
         if items
         else sql(_EMPTY_ENTRIES)
     )
-    return Parsed(entries, sql(_NULL), sql(_NULL), steps=tuple(steps))
+    return Parsed(entries=entries, error=sql(_NULL), details=sql(_NULL), steps=tuple(steps))

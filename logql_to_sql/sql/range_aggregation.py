@@ -34,9 +34,9 @@ from logql_to_sql.sql.conversions import (
     seconds_from_nanoseconds,
 )
 from logql_to_sql.sql.dialect import opaque, sql
-from logql_to_sql.sql.frame import Frame
+from logql_to_sql.sql.frame import ERROR, ERROR_DETAILS, TS, UNWRAPPED, Frame, group_key
 from logql_to_sql.sql.hints import Needed, stage_reads
-from logql_to_sql.sql.label_filters import ValueOf, compile_label_filter, label_value
+from logql_to_sql.sql.label_filters import ValueOf, compile_label_filter, filtered, label_value
 from logql_to_sql.sql.rewrites import hoist_line_filters, split_leading_line_filters
 from logql_to_sql.sql.stages import line_filter_condition
 from logql_to_sql.syntax import ast
@@ -56,7 +56,7 @@ _BYTES = {R.BYTES_OVER_TIME, R.BYTES_RATE}
 _PER_SECOND = {R.RATE, R.BYTES_RATE}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Grid:
     """Evaluation times ``start_ns + k * step_ns`` for ``k < steps``."""
 
@@ -78,13 +78,13 @@ class Grid:
         return exp.paren(exp.Add(this=start, expression=exp.Literal.number(delta_ns)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RangePlan:
     """Samples of a range aggregation; a cheap query telling whether an entry failed, and
     one finding its full labels for the error message."""
 
     samples: exp.Select
-    error_probe: exp.Select | None
+    error_probe: exp.Select | None = None
     error_labels: Callable[[], exp.Select] | None = None
     """Builds the labels query (only needed, so only built, once an entry failed)."""
     materialized: tuple[str, exp.Select] | None = None
@@ -104,6 +104,7 @@ def grouped_labels(labels: exp.Expr, grouping: ast.Grouping | None) -> exp.Expr:
 
 def compile_range_aggregation(
     node: ast.RangeAggregation,
+    *,
     grid: Grid,
     grouping: ast.Grouping | None = None,
     entries_name: str | None = None,
@@ -122,9 +123,8 @@ def compile_range_aggregation(
     line_filters = [line_filter_condition(s, exp.column("line")) for s in leading]
     if not rest and log_range.unwrap is None:
         entries = _Entries(
-            _label_only_entries(node, log_range, [*time_window, *line_filters]),
-            ["stream_id", "metadata"],
-            None,
+            select=_label_only_entries(node, log_range, [*time_window, *line_filters]),
+            keys=["stream_id", "metadata"],
             by_stream=True,
         )
         probe = None
@@ -135,20 +135,24 @@ def compile_range_aggregation(
     if probe is not None and group is not None and "__error__" in _kept_names(group):
         probe = None
     if probe is None or entries_name is None:
-        samples, _ = _aggregate(node, entries, grid, group)
+        samples, _ = _aggregate(node, entries, grid=grid, group=group)
         if probe is None:
-            return RangePlan(samples, None)
-        return RangePlan(samples, probe(), partial(error_labels_probe, node, grid))
-    samples, partials = _aggregate(node, entries, grid, group, shared=entries_name)
+            return RangePlan(samples=samples)
+        return RangePlan(
+            samples=samples,
+            error_probe=probe(),
+            error_labels=partial(error_labels_probe, node, grid=grid),
+        )
+    samples, partials = _aggregate(node, entries, grid=grid, group=group, shared=entries_name)
     assert partials is not None
     return RangePlan(
-        samples,
-        exp.select(sql("'pipeline error'").as_("err"))
+        samples=samples,
+        error_probe=exp.select(sql("'pipeline error'").as_(ERROR))
         .from_(entries_name, copy=False)
         .where(sql("bad"), copy=False)
         .limit(1, copy=False),
-        partial(error_labels_probe, node, grid),
-        (entries_name, partials),
+        error_labels=partial(error_labels_probe, node, grid=grid),
+        materialized=(entries_name, partials),
     )
 
 
@@ -215,11 +219,11 @@ def _pipeline_entries(
             entry_source(
                 log_range.selector.matchers,
                 conditions,
-                stream_lookups(names),
+                stream_values=stream_lookups(names),
                 with_labels=False,
             ),
             stages,
-            names,
+            names=names,
         )
         if columnar is not None:
             frame, tracked = columnar
@@ -229,7 +233,7 @@ def _pipeline_entries(
             columnar_keys = sorted(set(group.labels) - unwrapped)
     if frame is None:
         source = entry_source(log_range.selector.matchers, conditions)
-        frame = compile_pipeline(source, stages, _wanted(group, log_range))
+        frame = compile_pipeline(source, stages, wanted=_wanted(group, log_range))
         value_of = label_value
         labels = sql("list_sort(map_entries(:m))", m=final_labels())
     if unwrap is None:
@@ -237,26 +241,29 @@ def _pipeline_entries(
     else:
         frame = _unwrapped(frame, unwrap, value_of)
         final = sql("list_filter(:l, e -> e.key <> :n)", l=labels.copy(), n=unwrap.label)
-        rows, value = frame.select, exp.column("uv")
+        rows, value = frame.select, exp.column(UNWRAPPED)
     if columnar_keys is not None and group is not None:
         # Group on the label values themselves; the label list is built per series after.
-        keys = [value_of(name).as_(f"g{i}") for i, name in enumerate(columnar_keys)]
-        entries = exp.select(exp.column("ts"), *keys, value.as_("v"), exp.column("err")).from_(
+        keys = [value_of(name).as_(group_key(i)) for i, name in enumerate(columnar_keys)]
+        entries = exp.select(exp.column(TS), *keys, value.as_("v"), exp.column(ERROR)).from_(
             rows.subquery("pipe", copy=False)
         )
         return _Entries(
-            entries, [f"g{i}" for i in range(len(columnar_keys))], _labels_of_keys(columnar_keys)
+            select=entries,
+            keys=[group_key(i) for i in range(len(columnar_keys))],
+            labels=_labels_of_keys(columnar_keys),
         ), partial(_probe, rows)
     entries = exp.select(
-        exp.column("ts"), final.as_("labels"), value.as_("v"), exp.column("err")
+        exp.column(TS), final.as_("labels"), value.as_("v"), exp.column(ERROR)
     ).from_(rows.subquery("pipe", copy=False))
-    return _Entries(entries, ["labels"], None), partial(_probe, rows)
+    return _Entries(select=entries, keys=["labels"]), partial(_probe, rows)
 
 
 def _labels_of_keys(names: list[str]) -> exp.Expr:
-    """The label list of a series grouped by the values ``g<i>`` of ``names``."""
+    """The label list of a series grouped by the values ``group_key(i)`` of ``names``."""
     items = [
-        sql("{'key': :k, 'value': :v}", k=n, v=exp.column(f"g{i}")) for i, n in enumerate(names)
+        sql("{'key': :k, 'value': :v}", k=n, v=exp.column(group_key(i)))
+        for i, n in enumerate(names)
     ]
     return sql("list_filter(:items, e -> e.value IS NOT NULL)", items=exp.Array(expressions=items))
 
@@ -264,9 +271,9 @@ def _labels_of_keys(names: list[str]) -> exp.Expr:
 def _probe(rows: exp.Select) -> exp.Select:
     """One failing entry of ``rows`` (copied: ``rows`` also feeds the samples)."""
     return (
-        exp.select(exp.column("err"))
+        exp.select(exp.column(ERROR))
         .from_(rows.copy().subquery("pipe", copy=False), copy=False)
-        .where(sql("err IS NOT NULL"), copy=False)
+        .where(sql(":error IS NOT NULL", error=exp.column(ERROR)), copy=False)
         .limit(1, copy=False)
     )
 
@@ -284,7 +291,8 @@ def _columnar_names(
 
 
 def _unwrapped(frame: Frame, unwrap: ast.Unwrap, value_of: ValueOf) -> Frame:
-    """Entries with a value ``uv`` from the unwrapped label (missing or empty: no sample)."""
+    """Entries with a value ``UNWRAPPED`` from the unwrapped label (missing or empty: no
+    sample)."""
     raw = value_of(unwrap.label)
     seconds = unwrap.conversion in (
         ast.UnwrapConversion.DURATION,
@@ -297,44 +305,52 @@ def _unwrapped(frame: Frame, unwrap: ast.Unwrap, value_of: ValueOf) -> Frame:
         ast.UnwrapConversion.DURATION_SECONDS: nanoseconds_of,
     }[unwrap.conversion]
     conversion = convert(raw.copy())
+    value = exp.column(UNWRAPPED)
     # The conversion is computed once, in its own frame (durations in nanoseconds first);
     # the value is then opaque to later filters, and the error columns read it.
-    read = frame.next(where=sql(":r <> ''", r=raw.copy()), extras={"uv": conversion.value})
+    read = frame.next(where=sql(":r <> ''", r=raw.copy()), extras={UNWRAPPED: conversion.value})
     if seconds:
-        read = read.next(extras={"uv": seconds_from_nanoseconds(exp.column("uv"))})
+        read = read.next(extras={UNWRAPPED: seconds_from_nanoseconds(value.copy())})
     # Its own frame, reading the column once: DuckDB merges projections, and would merge
     # the conversion into a volatile expression, where it no longer shares repeated parts.
-    read = read.next(extras={"uv": opaque(exp.column("uv"))})
+    read = read.next(extras={UNWRAPPED: opaque(value.copy())})
+    failed = sql(":v IS NULL", v=value.copy())
     converted = read.next(
-        extras={"uv": sql("coalesce(uv, 0)")},
-        err=sql("CASE WHEN uv IS NULL THEN 'SampleExtractionErr' ELSE err END"),
-        errd=sql("CASE WHEN uv IS NULL THEN :d ELSE errd END", d=conversion.error),
+        {
+            ERROR: sql(
+                "CASE WHEN :f THEN 'SampleExtractionErr' ELSE :error END",
+                f=failed,
+                error=exp.column(ERROR),
+            ),
+            ERROR_DETAILS: sql(
+                "CASE WHEN :f THEN :d ELSE :error_details END",
+                f=failed.copy(),
+                d=conversion.error,
+                error_details=exp.column(ERROR_DETAILS),
+            ),
+        },
+        extras={UNWRAPPED: sql("coalesce(:v, 0)", v=value.copy())},
     )
     for post in unwrap.post_filters:
         check = compile_label_filter(post, value_of)
-        converted = converted.next(
-            where=check.keep,
-            extras={"uv": exp.column("uv")},
-            err=sql("CASE WHEN err IS NULL THEN :e ELSE err END", e=check.error),
-            errd=sql("CASE WHEN err IS NULL THEN :d ELSE errd END", d=check.details),
-        )
+        converted = filtered(converted, check, extras={UNWRAPPED: exp.column(UNWRAPPED)})
     return converted
 
 
-def error_labels_probe(node: ast.RangeAggregation, grid: Grid) -> exp.Select:
+def error_labels_probe(node: ast.RangeAggregation, *, grid: Grid) -> exp.Select:
     """The full labels and error of one failing entry, for the error message."""
     log_range = node.range
     source = entry_source(log_range.selector.matchers, _time_window(grid, log_range))
-    frame = compile_pipeline(source, hoist_line_filters(log_range.stages), None)
+    frame = compile_pipeline(source, hoist_line_filters(log_range.stages), wanted=None)
     if log_range.unwrap is not None:
         frame = _unwrapped(frame, log_range.unwrap, label_value)
     return (
         exp.select(
             sql("list_sort(map_entries(:m))", m=final_labels()).as_("labels"),
-            exp.column("err"),
+            exp.column(ERROR),
         )
         .from_(frame.select.subquery("pipe", copy=False), copy=False)
-        .where(sql("err IS NOT NULL"), copy=False)
+        .where(sql(":error IS NOT NULL", error=exp.column(ERROR)), copy=False)
         .limit(1)
     )
 
@@ -389,20 +405,21 @@ _PARTIALS: dict[ast.RangeOp, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Entries:
     """Entries ``(ts, <keys>, v)``: the keys identify a series, ``labels`` (over the keys)
     builds its label list after aggregation; ``by_stream`` keys are stream id and metadata."""
 
     select: exp.Select
     keys: list[str]
-    labels: exp.Expr | None
+    labels: exp.Expr | None = None
     by_stream: bool = False
 
 
 def _aggregate(
     node: ast.RangeAggregation,
     entries: _Entries,
+    *,
     grid: Grid,
     group: ast.Grouping | None,
     shared: str | None = None,
@@ -423,9 +440,11 @@ def _aggregate(
     placed = exp.select(
         *keys, kmin.as_("kmin"), kmax.as_("kmax"), exp.column("ts"), exp.column("v")
     ).from_(entries.select.subquery("e", copy=False))
-    flags = [sql("bool_or(err IS NOT NULL)").as_("bad")] if shared else []
+    flags = (
+        [sql("bool_or(:error IS NOT NULL)", error=exp.column(ERROR)).as_("bad")] if shared else []
+    )
     carried = ["bad"] if shared else []
-    placed = placed.select(exp.column("err"), copy=False) if shared else placed
+    placed = placed.select(exp.column(ERROR), copy=False) if shared else placed
     partials = exp.select(
         *entries.keys, "kmin", "kmax", sql(partial, phi=_phi(node)).as_("p"), *flags
     ).from_(placed.subquery("placed", copy=False), copy=False)

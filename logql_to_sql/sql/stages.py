@@ -1,7 +1,7 @@
 """Pipeline stages -> frames: one ``visit_<Node>`` per stage kind (LOGQL.md 5).
 
 A stage gets the current frame and the labels later stages need (``Needed``) and returns
-the next frame. Parsers merge their output into ``lbl`` with the reference's rules: a name
+the next frame. Parsers merge their output into ``LABELS`` with the reference's rules: a name
 clashing with a stream or metadata label becomes ``<name>_extracted``; a name a parser or
 label_format already wrote is not overwritten (first write wins).
 """
@@ -15,10 +15,32 @@ from typing import ClassVar
 from sqlglot import exp
 
 from logql_to_sql.errors import UnsupportedError
-from logql_to_sql.sql.dialect import UDF_IP_MATCH, UDF_TEMPLATE, contains, opaque, regex_search, sql
-from logql_to_sql.sql.frame import Frame, with_entries
+from logql_to_sql.sql.dialect import (
+    UDF_IP_MATCH,
+    UDF_TEMPLATE,
+    contains,
+    opaque,
+    regex_search,
+    sql,
+)
+from logql_to_sql.sql.frame import (
+    BASE_NAMES,
+    ERROR,
+    ERROR_DETAILS,
+    LABELS,
+    LINE,
+    PARSE_DETAILS,
+    PARSE_ERROR,
+    PARSED_ENTRIES,
+    PARSED_NAMES,
+    RENDERED,
+    SNAPSHOT,
+    TS,
+    Frame,
+    with_entries,
+)
 from logql_to_sql.sql.hints import Needed
-from logql_to_sql.sql.label_filters import compile_label_filter
+from logql_to_sql.sql.label_filters import compile_label_filter, filtered
 from logql_to_sql.sql.parser_stages import (
     Parsed,
     first_wins,
@@ -36,6 +58,7 @@ from logql_to_sql.syntax import ast
 __all__ = [
     "ANSI_ESCAPES",
     "StageCompiler",
+    "decolorized",
     "line_filter_condition",
     "matcher_condition",
     "pattern_filter_regex",
@@ -78,12 +101,16 @@ def line_filter_condition(node: ast.LineFilter, line: exp.Expr) -> exp.Expr:
 
 def _labels_with_errors() -> exp.Expr:
     return sql(
-        "CASE WHEN err IS NULL THEN lbl ELSE :with_errors END",
+        "CASE WHEN :error IS NULL THEN :labels ELSE :with_errors END",
+        error=exp.column(ERROR),
+        labels=exp.column(LABELS),
         with_errors=with_entries(
-            exp.column("lbl"),
+            exp.column(LABELS),
             sql(
-                "[{'key': '__error__', 'value': err}, "
-                "{'key': '__error_details__', 'value': coalesce(errd, '')}]"
+                "[{'key': '__error__', 'value': :error}, "
+                "{'key': '__error_details__', 'value': coalesce(:error_details, '')}]",
+                error=exp.column(ERROR),
+                error_details=exp.column(ERROR_DETAILS),
             ),
         ),
     )
@@ -110,14 +137,14 @@ def _simple_template(template: str, field: Callable[[str], exp.Expr]) -> exp.Exp
 
 def _line_field(name: str) -> exp.Expr:
     if name == "__error__":
-        return sql("coalesce(err, '')")
+        return sql("coalesce(:error, '')", error=exp.column(ERROR))
     if name == "__error_details__":
-        return sql("coalesce(errd, '')")
-    return sql("coalesce(lbl[:n], '')", n=name)
+        return sql("coalesce(:error_details, '')", error_details=exp.column(ERROR_DETAILS))
+    return sql("coalesce(:labels[:n], '')", labels=exp.column(LABELS), n=name)
 
 
 def _snapshot_field(name: str) -> exp.Expr:
-    return sql("coalesce(snap[:n], '')", n=name)
+    return sql("coalesce(:snapshot[:n], '')", snapshot=exp.column(SNAPSHOT), n=name)
 
 
 def _render(template: str, kind: str, labels: exp.Expr) -> exp.Expr:
@@ -127,10 +154,36 @@ def _render(template: str, kind: str, labels: exp.Expr) -> exp.Expr:
             exp.Literal.string(template),
             exp.Literal.string(kind),
             labels,
-            exp.column("line"),
-            exp.column("ts"),
+            exp.column(LINE),
+            exp.column(TS),
         ],
     )
+
+
+def _rendered(field: str) -> exp.Expr:
+    """A field of the template output ``RENDERED``: ``text`` or ``error``."""
+    return exp.column(field, table=RENDERED)
+
+
+def _template_failed() -> exp.Expr:
+    return sql(":error IS NOT NULL", error=_rendered("error"))
+
+
+def _template_error(failed: exp.Expr) -> dict[str, exp.Expr]:
+    """The error columns after a template: ``TemplateFormatErr`` where it ``failed``."""
+    return {
+        ERROR: sql(
+            "CASE WHEN :f THEN 'TemplateFormatErr' ELSE :error END",
+            f=failed,
+            error=exp.column(ERROR),
+        ),
+        ERROR_DETAILS: sql(
+            "CASE WHEN :f THEN :message ELSE :error_details END",
+            f=failed.copy(),
+            message=_rendered("error"),
+            error_details=exp.column(ERROR_DETAILS),
+        ),
+    }
 
 
 def matcher_condition(matcher: ast.Matcher, value: exp.Expr) -> exp.Expr:
@@ -159,32 +212,31 @@ class StageCompiler:
     # line ----------------------------------------------------------------------------
 
     def visit_LineFilter(self, frame: Frame, stage: ast.LineFilter, needed: Needed) -> Frame:
-        return frame.filter(line_filter_condition(stage, exp.column("line")))
+        return frame.filter(line_filter_condition(stage, exp.column(LINE)))
 
     def visit_Decolorize(self, frame: Frame, stage: ast.Decolorize, needed: Needed) -> Frame:
-        return frame.next(line=sql("regexp_replace(line, :re, '', 'g')", re=ANSI_ESCAPES))
+        return frame.next({LINE: decolorized()})
 
     def visit_LineFormat(self, frame: Frame, stage: ast.LineFormat, needed: Needed) -> Frame:
         simple = _simple_template(stage.template, _line_field)
         if simple is not None:
-            return frame.next(line=simple)
-        rendered = frame.next(extras={"r": _render(stage.template, "line", _labels_with_errors())})
-        failed = sql("r.error IS NOT NULL")
-        return rendered.next(
-            line=sql("CASE WHEN :f THEN line ELSE r.text END", f=failed),
-            err=sql("CASE WHEN :f THEN 'TemplateFormatErr' ELSE err END", f=failed.copy()),
-            errd=sql("CASE WHEN :f THEN r.error ELSE errd END", f=failed.copy()),
+            return frame.next({LINE: simple})
+        rendered = frame.next(
+            extras={RENDERED: _render(stage.template, "line", _labels_with_errors())}
         )
+        failed = _template_failed()
+        line = sql(
+            "CASE WHEN :f THEN :line ELSE :text END",
+            f=failed,
+            line=exp.column(LINE),
+            text=_rendered("text"),
+        )
+        return rendered.next({LINE: line, **_template_error(failed.copy())})
 
     # labels --------------------------------------------------------------------------
 
     def _label_filter(self, frame: Frame, stage: ast.LabelFilter, needed: Needed) -> Frame:
-        check = compile_label_filter(stage)
-        return frame.next(
-            where=check.keep,
-            err=sql("CASE WHEN err IS NULL THEN :e ELSE err END", e=check.error),
-            errd=sql("CASE WHEN err IS NULL THEN :d ELSE errd END", d=check.details),
-        )
+        return filtered(frame, compile_label_filter(stage))
 
     visit_StringLabelFilter = _label_filter
     visit_NumericLabelFilter = _label_filter
@@ -196,12 +248,12 @@ class StageCompiler:
 
     def visit_Drop(self, frame: Frame, stage: ast.Drop, needed: Needed) -> Frame:
         conditions = []
-        err: exp.Expr = exp.column("err")
-        errd: exp.Expr = exp.column("errd")
+        err: exp.Expr = exp.column(ERROR)
+        errd: exp.Expr = exp.column(ERROR_DETAILS)
         for item in stage.labels:
             name = item if isinstance(item, str) else item.name
             if name in ("__error__", "__error_details__"):
-                target = "err" if name == "__error__" else "errd"
+                target = ERROR if name == "__error__" else ERROR_DETAILS
                 value = exp.column(target)
                 cleared = (
                     sql("CAST(NULL AS VARCHAR)")
@@ -212,7 +264,7 @@ class StageCompiler:
                         v=value,
                     )
                 )
-                if target == "err":
+                if target == ERROR:
                     err = cleared
                 else:
                     errd = cleared
@@ -221,13 +273,14 @@ class StageCompiler:
             if not isinstance(item, str):
                 test = exp.and_(test, matcher_condition(item, sql("e.value")))
             conditions.append(test)
-        lbl: exp.Expr = exp.column("lbl")
+        labels: exp.Expr = exp.column(LABELS)
         if conditions:
-            lbl = sql(
-                "map_from_entries(list_filter(map_entries(lbl), e -> NOT (:c)))",
+            labels = sql(
+                "map_from_entries(list_filter(map_entries(:labels), e -> NOT (:c)))",
+                labels=labels,
                 c=exp.or_(*conditions),
             )
-        return frame.next(lbl=lbl, err=err, errd=errd)
+        return frame.next({LABELS: labels, ERROR: err, ERROR_DETAILS: errd})
 
     def visit_Keep(self, frame: Frame, stage: ast.Keep, needed: Needed) -> Frame:
         conditions = []
@@ -240,10 +293,12 @@ class StageCompiler:
                         sql("e.key = :n", n=item.name), matcher_condition(item, sql("e.value"))
                     )
                 )
-        lbl = sql(
-            "map_from_entries(list_filter(map_entries(lbl), e -> :c))", c=exp.or_(*conditions)
+        labels = sql(
+            "map_from_entries(list_filter(map_entries(:labels), e -> :c))",
+            labels=exp.column(LABELS),
+            c=exp.or_(*conditions),
         )
-        return frame.next(lbl=lbl)
+        return frame.next({LABELS: labels})
 
     def visit_LabelFormat(self, frame: Frame, stage: ast.LabelFormat, needed: Needed) -> Frame:
         snapshot_taken = False
@@ -251,51 +306,57 @@ class StageCompiler:
         for op in stage.operations:
             written.append(op.name)
             if not op.template:
-                source = sql("lbl[:b]", b=op.value)
+                source = sql(":labels[:b]", labels=exp.column(LABELS), b=op.value)
                 renamed = sql(
-                    "map_concat(map_from_entries(list_filter(map_entries(lbl), "
+                    "map_concat(map_from_entries(list_filter(map_entries(:labels), "
                     "e -> e.key <> :b)), map_from_entries([{'key': :a, 'value': :v}]))",
+                    labels=exp.column(LABELS),
                     b=op.value,
                     a=op.name,
                     v=source,
                 )
+                labels = sql(
+                    "CASE WHEN :v IS NULL THEN :labels ELSE :r END",
+                    v=source.copy(),
+                    labels=exp.column(LABELS),
+                    r=renamed,
+                )
                 frame = frame.next(
-                    extras={"snap": exp.column("snap")} if snapshot_taken else None,
-                    lbl=sql(
-                        "CASE WHEN :v IS NULL THEN lbl ELSE :r END", v=source.copy(), r=renamed
-                    ),
+                    {LABELS: labels},
+                    extras={SNAPSHOT: exp.column(SNAPSHOT)} if snapshot_taken else None,
                 )
                 continue
             if not snapshot_taken:
-                frame = frame.next(extras={"snap": _labels_with_errors()})
+                frame = frame.next(extras={SNAPSHOT: _labels_with_errors()})
                 snapshot_taken = True
             frame = self._label_template(frame, op)
-        return frame.next(pn=sql("list_concat(pn, :w)", w=written))
+        names = sql(
+            "list_concat(:parsed_names, :w)", parsed_names=exp.column(PARSED_NAMES), w=written
+        )
+        return frame.next({PARSED_NAMES: names})
 
     def _label_template(self, frame: Frame, op: ast.LabelFormatOp) -> Frame:
         simple = _simple_template(op.value, _snapshot_field)
-        keep: dict[str, exp.Expr] = {"snap": exp.column("snap")}
+        keep: dict[str, exp.Expr] = {SNAPSHOT: exp.column(SNAPSHOT)}
         if simple is not None:
-            return frame.next(
-                extras=keep,
-                lbl=with_entries(
-                    exp.column("lbl"), sql("[{'key': :a, 'value': :v}]", a=op.name, v=simple)
-                ),
+            labels = with_entries(
+                exp.column(LABELS), sql("[{'key': :a, 'value': :v}]", a=op.name, v=simple)
             )
-        rendered = frame.next(extras={**keep, "r": _render(op.value, "label", exp.column("snap"))})
-        failed = sql("r.error IS NOT NULL")
-        return rendered.next(
-            extras=keep,
-            lbl=sql(
-                "CASE WHEN :f THEN lbl ELSE :set END",
-                f=failed,
-                set=with_entries(
-                    exp.column("lbl"), sql("[{'key': :a, 'value': r.text}]", a=op.name)
-                ),
-            ),
-            err=sql("CASE WHEN :f THEN 'TemplateFormatErr' ELSE err END", f=failed.copy()),
-            errd=sql("CASE WHEN :f THEN r.error ELSE errd END", f=failed.copy()),
+            return frame.next({LABELS: labels}, extras=keep)
+        rendered = frame.next(
+            extras={**keep, RENDERED: _render(op.value, "label", exp.column(SNAPSHOT))}
         )
+        failed = _template_failed()
+        labels = sql(
+            "CASE WHEN :f THEN :labels ELSE :set END",
+            f=failed,
+            labels=exp.column(LABELS),
+            set=with_entries(
+                exp.column(LABELS),
+                sql("[{'key': :a, 'value': :text}]", a=op.name, text=_rendered("text")),
+            ),
+        )
+        return rendered.next({LABELS: labels, **_template_error(failed.copy())}, extras=keep)
 
     # parsers -------------------------------------------------------------------------
 
@@ -307,29 +368,51 @@ class StageCompiler:
         entries = parsed.entries
         if parsed.skip_empty_base:
             entries = sql(
-                "list_filter(:e, x -> NOT (x.value = '' AND list_contains(base, x.key)))",
+                "list_filter(:e, x -> NOT (x.value = '' AND list_contains(:base_names, x.key)))",
                 e=entries,
+                base_names=exp.column(BASE_NAMES),
             )
-        extras = {"pe": entries, "pq": parsed.error, "pd": parsed.details}
-        staged = frame.next(extras=extras, **({"line": line} if line is not None else {}))
+        extras = {PARSED_ENTRIES: entries, PARSE_ERROR: parsed.error, PARSE_DETAILS: parsed.details}
+        staged = frame.next({LINE: line} if line is not None else None, extras=extras)
         renamed = sql(
-            "list_filter(:fw, x -> NOT list_contains(pn, x.key))",
+            "list_filter(:fw, x -> NOT list_contains(:parsed_names, x.key))",
             fw=first_wins(
                 sql(
-                    "list_transform(pe, x -> {'key': CASE WHEN list_contains(base, x.key) "
-                    "THEN x.key || '_extracted' ELSE x.key END, 'value': x.value})"
+                    "list_transform(:parsed, x -> {'key': CASE WHEN "
+                    "list_contains(:base_names, x.key) THEN x.key || '_extracted' ELSE x.key END, "
+                    "'value': x.value})",
+                    parsed=exp.column(PARSED_ENTRIES),
+                    base_names=exp.column(BASE_NAMES),
                 )
             ),
+            parsed_names=exp.column(PARSED_NAMES),
         )
-        fresh = staged.next(extras={"pe": renamed, "pq": exp.column("pq"), "pd": exp.column("pd")})
+        fresh = staged.next(
+            extras={
+                PARSED_ENTRIES: renamed,
+                PARSE_ERROR: exp.column(PARSE_ERROR),
+                PARSE_DETAILS: exp.column(PARSE_DETAILS),
+            }
+        )
+        # A frame of its own that makes the parsed labels opaque to the filters after it.
         fresh = fresh.next(
-            extras={"pe": opaque(exp.column("pe")), "pq": exp.column("pq"), "pd": exp.column("pd")}
+            extras={
+                PARSED_ENTRIES: opaque(exp.column(PARSED_ENTRIES)),
+                PARSE_ERROR: exp.column(PARSE_ERROR),
+                PARSE_DETAILS: exp.column(PARSE_DETAILS),
+            }
         )
         return fresh.next(
-            lbl=with_entries(exp.column("lbl"), exp.column("pe")),
-            pn=sql("list_concat(pn, list_transform(pe, x -> x.key))"),
-            err=sql("CASE WHEN pq IS NULL THEN err ELSE pq END"),
-            errd=sql("CASE WHEN pq IS NULL THEN errd ELSE pd END"),
+            {
+                LABELS: with_entries(exp.column(LABELS), exp.column(PARSED_ENTRIES)),
+                PARSED_NAMES: sql(
+                    "list_concat(:parsed_names, list_transform(:parsed, x -> x.key))",
+                    parsed_names=exp.column(PARSED_NAMES),
+                    parsed=exp.column(PARSED_ENTRIES),
+                ),
+                ERROR: _parse_error(ERROR, PARSE_ERROR),
+                ERROR_DETAILS: _parse_error(ERROR_DETAILS, PARSE_DETAILS),
+            }
         )
 
     def visit_JsonParser(self, frame: Frame, stage: ast.JsonParser, needed: Needed) -> Frame:
@@ -343,7 +426,7 @@ class StageCompiler:
     def visit_LogfmtParser(self, frame: Frame, stage: ast.LogfmtParser, needed: Needed) -> Frame:
         if needed is None or stage.extractions or stage.strict:
             return self._merge(frame, logfmt(stage))
-        return self._merge(frame, logfmt_hinted(_source_keys(needed), stage.keep_empty))
+        return self._merge(frame, logfmt_hinted(_source_keys(needed), keep_empty=stage.keep_empty))
 
     def visit_RegexpParser(self, frame: Frame, stage: ast.RegexpParser, needed: Needed) -> Frame:
         return self._merge(frame, regexp(stage))
@@ -354,6 +437,21 @@ class StageCompiler:
     def visit_Unpack(self, frame: Frame, stage: ast.Unpack, needed: Needed) -> Frame:
         new_line, _, parsed = unpack_entries()
         return self._merge(frame, parsed, line=new_line)
+
+
+def _parse_error(current: str, parsed: str) -> exp.Expr:
+    """Column ``current`` after a parser: its ``parsed`` counterpart when the parser failed."""
+    return sql(
+        "CASE WHEN :parse_error IS NULL THEN :current ELSE :parsed END",
+        parse_error=exp.column(PARSE_ERROR),
+        current=exp.column(current),
+        parsed=exp.column(parsed),
+    )
+
+
+def decolorized() -> exp.Expr:
+    """``LINE`` without ANSI escape sequences (``| decolorize``)."""
+    return sql("regexp_replace(:line, :re, '', 'g')", line=exp.column(LINE), re=ANSI_ESCAPES)
 
 
 def _source_keys(needed: frozenset[str]) -> tuple[str, ...]:

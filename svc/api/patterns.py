@@ -10,10 +10,11 @@ from litestar import Request, Response, get
 import logql_to_sql
 from logql_to_sql import ast
 from svc.api.common import api_paths, org_header, request_params, runtime
-from svc.api.params import range_params, step_param
+from svc.api.params import now_ns, range_params, step_param
 from svc.api.responses import json_response
 from svc.errors import BadRequestError, NotFoundError
-from svc.query.patterns import PatternSeries, PatternsRequest, query_patterns
+from svc.query.pattern_series import PatternSeries
+from svc.query.patterns import PatternsRequest, query_patterns
 
 __all__ = ["patterns"]
 
@@ -32,7 +33,11 @@ def _payload(series: list[PatternSeries]) -> dict[str, Any]:
     return {
         "status": "success",
         "data": [
-            {"pattern": s.pattern, "samples": [[ts, count] for ts, count in s.samples]}
+            {
+                "pattern": s.pattern,
+                "level": s.level,
+                "samples": [[ts, count] for ts, count in s.samples],
+            }
             for s in series
         ],
     }
@@ -57,5 +62,7 @@ async def patterns(request: Request[Any, Any, Any]) -> Response[bytes]:
         tenants,
         PatternsRequest(matchers, window.start_ns, window.end_ns, step),
         config,
+        rt.config.limits_config,
+        now_ns(),
     )
     return json_response(_payload(found))

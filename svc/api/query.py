@@ -165,7 +165,12 @@ async def query(request: Request[Any, Any, Any]) -> Response[bytes]:
         raise BadRequestError(_LOG_INSTANT_MESSAGE)
     rt.require_ready()
     return await _metric_query(
-        rt, tenant, expr, Grid(at, 1_000_000, 1), instant=True, parquet=parquet_media_type(request)
+        rt,
+        tenant,
+        expr,
+        Grid(start_ns=at, step_ns=1_000_000, steps=1),
+        instant=True,
+        parquet=parquet_media_type(request),
     )
 
 

@@ -1,230 +1,219 @@
-"""Drain-style log template mining: lines in, patterns with ``<_>`` wildcards out.
+"""Drain log template mining, with the reference pattern ingester's rules and limits.
 
-The miner follows the published Drain algorithm (He et al., ICWS 2017): lines are split
-into tokens, routed through a fixed-depth prefix tree (first by token count, then by
-their leading tokens, tokens holding digits taking the wildcard branch), and at the leaf
-joined to the most similar cluster when at least ``sim_threshold`` of the tokens agree;
-the cluster's template then turns every disagreeing position into ``<_>``. Clusters are
-kept in least-recently-used order and the oldest is forgotten past ``max_clusters``.
+Lines are tokenised (``svc.query.pattern_tokens``); lines of fewer than 4 or more than 80
+tokens are not mined. A line is routed through a prefix tree: first by its token count,
+then by its leading tokens (at most ``depth - 3`` of them, never the last), each taking
+the child of the same text or else the ``<_>`` child. At the leaf, the line joins the
+live cluster with the largest share of positions holding the same token (a template's
+``<_>`` never counts as the same), ties going to the one with more ``<_>``, when that
+share is at least ``sim_threshold``; every position where the line differs then becomes
+``<_>``. Otherwise the line starts a cluster, which is hung in the tree by its own
+tokens: a token holding a digit always takes the ``<_>`` child, and a node creates
+children for new tokens until it has ``max_children``, the last place going to ``<_>``.
 
-Before tokenising, values that are variable by nature (timestamps, UUIDs, IP addresses,
-hex literals) are masked, and tokens that are numbers (with an optional unit such as
-``12ms`` or ``5%``) or long hex strings become ``<_>`` at once, so a template needs no
-second line to generalise them.
+Clusters are kept in least-recently-used order, and the oldest goes when there are more
+than ``max_clusters``; every cluster a search compares the line with counts as used, as
+do those a new cluster joins at its leaf. A miner that keeps losing clusters stops for a
+while: once more than ``max_eviction_ratio`` of the lines it accepted have cost a
+cluster, it refuses lines for ten minutes of log time, then starts counting afresh.
 
-A pattern uses the syntax of the LogQL pattern filter: literal text with ``<_>`` for a
-wildcard, never two wildcards in a row, so ``{app="x"} |> "<pattern>"`` finds the lines.
-
->>> miner = DrainMiner()
+>>> from svc.query.pattern_tokens import PlainTokenizer
+>>> miner = Drain(PlainTokenizer(3000))
 >>> for n, user in enumerate(["ann", "bob", "cy"]):
-...     _ = miner.train(f"login after {n + 1}ms by user {user}", bucket=0)
->>> [(c.pattern, c.size) for c in miner.clusters()]
+...     _ = miner.train(f"login after {n + 1}ms by user {user}", n)
+>>> [(miner.pattern(c), len(c.times)) for c in miner.clusters()]
 [('login after <_> by user <_>', 3)]
-
-Leading tokens are assumed constant (they pick the tree branch), so lines that differ
-early without digits stay apart until ``max_children`` siblings exist, as in Drain.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass
+from operator import eq
 
-__all__ = ["PARAM", "Cluster", "DrainConfig", "DrainMiner", "tokenize"]
+from svc.query.pattern_tokens import (
+    PARAM,
+    Tokenizer,
+    collapse_params,
+    has_number,
+    pattern_text,
+)
 
-PARAM = "<_>"
-_MASK = "\x00"
-# Alternatives are tried left to right at each position: longer shapes first.
-_MASKED = re.compile(
-    "|".join(
-        [
-            r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?",
-            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
-            r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b",
-            r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b",
-            r"\b(?:[0-9a-fA-F]{1,4}:){2,7}[0-9a-fA-F]{1,4}\b",
-            r"\b0[xX][0-9a-fA-F]+\b",
-        ]
-    )
-)
-_DELIMITERS = '=:,;()[]{}"/' + _MASK
-_TOKENS = re.compile(
-    r"(\s*)([^\s" + re.escape(_DELIMITERS) + r"]+|[" + re.escape(_DELIMITERS) + "])"
-)
-_VARIABLE_WORD = re.compile(
-    r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[A-Za-zµ%]{0,3}|(?=[A-Za-z]*\d)[0-9a-fA-F]{12,}"
-)
-_JSON_MESSAGE_FIELDS = ("log", "message", "msg", "msg_", "_msg", "content")
+__all__ = ["Cluster", "Drain", "DrainConfig"]
+
+MIN_TOKENS = 4
+MAX_TOKENS = 80
+BLOCK_NS = 10 * 60 * 1_000_000_000
 
 
 @dataclass(frozen=True)
 class DrainConfig:
-    """Tuning of the miner (defaults as the reference's pattern ingester uses them)."""
+    """Tuning of one miner (the reference pattern ingester's defaults)."""
 
     depth: int = 30
-    """Prefix tree depth including the root and token-count layers."""
+    """Prefix tree depth counting the root and the token-count layer (at least 3)."""
     sim_threshold: float = 0.3
     """Share of equal tokens a line needs to join a cluster."""
     max_children: int = 15
-    """Children per tree node before new tokens share the wildcard branch."""
+    """Children of a tree node, the ``<_>`` child included."""
     max_clusters: int = 300
-    """Clusters kept; the least recently matched one is dropped beyond this."""
-    min_tokens: int = 4
-    """Lines with fewer tokens are not mined."""
-    max_line_length: int = 3000
-    """Longer lines are not mined (0: no limit)."""
+    """Clusters kept (0: no limit)."""
+    max_eviction_ratio: float = 0.25
+    """Share of accepted lines that may cost a cluster before the miner pauses."""
 
 
-@dataclass
 class Cluster:
-    """One template and the number of lines it matched per time bucket."""
+    """One template: its tokens, how to write them back, and the times of its lines."""
 
-    id: int
-    tokens: list[str]
-    separators: list[str]
-    counts: Counter[int] = field(default_factory=Counter)
+    __slots__ = ("id", "marked", "state", "times", "tokens")
 
-    @property
-    def size(self) -> int:
-        """Lines matched."""
-        return sum(self.counts.values())
-
-    @property
-    def pattern(self) -> str:
-        """The template as pattern text; ``""`` when it holds no literal text."""
-        text = "".join(sep + token for sep, token in zip(self.separators, self.tokens, strict=True))
-        while PARAM + PARAM in text:
-            text = text.replace(PARAM + PARAM, PARAM)
-        return "" if not text.replace(PARAM, "").strip() else text
+    def __init__(self, cluster_id: int, tokens: list[str], state: object, ts: int) -> None:
+        self.id = cluster_id
+        self.tokens = tokens
+        self.state = state
+        self.times = [ts]
+        # A token opening with NUL must match exactly (the reference's marked tokens).
+        self.marked = any(token[:1] == "\x00" for token in tokens)
 
 
-@dataclass
 class _Node:
-    children: dict[str, _Node] = field(default_factory=dict)
-    cluster_ids: list[int] = field(default_factory=list)
+    __slots__ = ("children", "cluster_ids")
+
+    def __init__(self) -> None:
+        self.children: dict[str | int, _Node] = {}
+        self.cluster_ids: list[int] = []
 
 
-def tokenize(line: str) -> tuple[list[str], list[str]]:
-    """Tokens of a line and the whitespace before each, variable values already ``<_>``.
+class Drain:
+    """One miner: feed lines oldest first with ``train``, read ``clusters``."""
 
-    >>> tokenize('GET /items/42 took=12ms from 10.0.0.1:80')[0]
-    ['GET', '/', 'items', '/', '<_>', 'took', '=', '<_>', 'from', '<_>']
-    """
-    tokens: list[str] = []
-    separators: list[str] = []
-    for match in _TOKENS.finditer(_MASKED.sub(_MASK, line)):
-        sep, token = match.groups()
-        if token == _MASK or _VARIABLE_WORD.fullmatch(token):
-            token = PARAM
-        tokens.append(token)
-        separators.append(sep)
-    return tokens, separators
-
-
-def _message_of(line: str) -> str:
-    """The message field of a JSON object line (as escaped in the line), else the line."""
-    if not line.startswith("{"):
-        return line
-    try:
-        document = json.loads(line)
-    except ValueError:
-        return line
-    if isinstance(document, dict):
-        for name in _JSON_MESSAGE_FIELDS:
-            value = document.get(name)
-            if isinstance(value, str):
-                return json.dumps(value, ensure_ascii=False)[1:-1]
-    return line
-
-
-class DrainMiner:
-    """Clusters lines into templates; feed it with ``train``, read ``clusters``."""
-
-    def __init__(self, config: DrainConfig | None = None) -> None:
+    def __init__(self, tokenizer: Tokenizer, config: DrainConfig | None = None) -> None:
+        self.tokenizer = tokenizer
         self.config = config or DrainConfig()
+        if self.config.depth < 3:
+            raise ValueError("depth argument must be at least 3")
+        self._walk = self.config.depth - 3
         self._root = _Node()
         self._clusters: OrderedDict[int, Cluster] = OrderedDict()
         self._next_id = 0
+        self._added = 0
+        self._evicted = 0
+        self._blocked_until: int | None = None
 
-    def train(self, line: str, bucket: int) -> Cluster | None:
-        """Add one line seen in time ``bucket``; the cluster it joined, None if skipped."""
-        limit = self.config.max_line_length
-        if limit and len(line) > limit:
+    def clusters(self) -> list[Cluster]:
+        """Live clusters, least recently used first."""
+        return list(self._clusters.values())
+
+    def pattern(self, cluster: Cluster) -> str:
+        """A cluster's template as pattern text (``""``: none)."""
+        return pattern_text(collapse_params(self.tokenizer.join(cluster.tokens, cluster.state)))
+
+    def train(self, line: str, ts: int) -> Cluster | None:
+        """Mine one line logged at ``ts`` (ns); the cluster it joined, None if skipped."""
+        if not self._allow(ts):
             return None
-        tokens, separators = tokenize(_message_of(line))
-        if len(tokens) < self.config.min_tokens:
+        tokens = self.tokenizer.tokenize(line)
+        if tokens is None or not MIN_TOKENS <= len(tokens) <= MAX_TOKENS:
             return None
         cluster = self._search(tokens)
         if cluster is None:
             self._next_id += 1
-            cluster = Cluster(self._next_id, tokens, separators)
+            cluster = Cluster(self._next_id, tokens, self.tokenizer.state(line), ts)
             self._clusters[cluster.id] = cluster
-            self._insert(cluster)
-            if len(self._clusters) > self.config.max_clusters:
+            limit = self.config.max_clusters
+            if limit and len(self._clusters) > limit:
                 self._clusters.popitem(last=False)
-        else:
-            cluster.tokens = [
-                t if t == u else PARAM for t, u in zip(cluster.tokens, tokens, strict=True)
-            ]
-            self._clusters.move_to_end(cluster.id)
-        cluster.counts[bucket] += 1
+                self._evicted += 1
+            self._insert(cluster)
+            return cluster
+        template = cluster.tokens
+        if template != tokens:
+            cluster.tokens = [t if t == u else PARAM for t, u in zip(template, tokens, strict=True)]
+        cluster.times.append(ts)
+        self._clusters.move_to_end(cluster.id)
         return cluster
 
-    def clusters(self) -> list[Cluster]:
-        """Live clusters, least recently matched first."""
-        return list(self._clusters.values())
-
-    @property
-    def _max_node_depth(self) -> int:
-        return self.config.depth - 2
+    def _allow(self, ts: int) -> bool:
+        """The eviction limiter: whether the miner takes a line logged at ``ts``."""
+        if self._blocked_until is not None:
+            if ts < self._blocked_until:
+                return False
+            self._added = self._evicted = 0
+            self._blocked_until = None
+        if self._added and self._evicted / self._added > self.config.max_eviction_ratio:
+            self._blocked_until = ts + BLOCK_NS
+            return False
+        self._added += 1
+        return True
 
     def _search(self, tokens: list[str]) -> Cluster | None:
-        node = self._root.children.get(str(len(tokens)))
+        node = self._root.children.get(len(tokens))
         if node is None:
             return None
-        for depth, token in enumerate(tokens, start=1):
-            if depth >= self._max_node_depth or depth == len(tokens):
-                break
-            child = node.children.get(token) or node.children.get(PARAM)
-            if child is None:
+        for token in tokens[: min(len(tokens) - 1, self._walk)]:
+            children = node.children
+            found = children.get(token) or children.get(PARAM)
+            if found is None:
                 return None
-            node = child
+            node = found
         return self._best_match(node.cluster_ids, tokens)
 
     def _best_match(self, ids: list[int], tokens: list[str]) -> Cluster | None:
+        """The most similar live cluster at a leaf (each one compared counts as used)."""
         best: Cluster | None = None
-        best_key = (-1.0, -1)
+        best_same, best_params = -1, -1
+        line_has_param = PARAM in tokens
+        clusters = self._clusters
         for cluster_id in ids:
-            cluster = self._clusters.get(cluster_id)
+            cluster = clusters.get(cluster_id)
             if cluster is None:
                 continue
-            same = sum(1 for t, u in zip(cluster.tokens, tokens, strict=True) if t == u)
-            params = cluster.tokens.count(PARAM)
-            key = (same / len(tokens), params)
-            if key > best_key:
-                best, best_key = cluster, key
-        return best if best is not None and best_key[0] >= self.config.sim_threshold else None
+            clusters.move_to_end(cluster_id)
+            template = cluster.tokens
+            if cluster.marked and _marked_mismatch(template, tokens):
+                continue
+            same = sum(map(eq, template, tokens))
+            params = template.count(PARAM)
+            if params and line_has_param:
+                same -= sum(1 for t, u in zip(template, tokens, strict=True) if t == u == PARAM)
+            if same > best_same or (same == best_same and params > best_params):
+                best, best_same, best_params = cluster, same, params
+        if best is None or best_same / len(tokens) < self.config.sim_threshold:
+            return None
+        return best
 
     def _insert(self, cluster: Cluster) -> None:
         tokens = cluster.tokens
-        node = self._root.children.setdefault(str(len(tokens)), _Node())
-        for depth, token in enumerate(tokens, start=1):
-            if depth >= self._max_node_depth or depth == len(tokens):
-                break
-            node = self._child_for(node, token)
-        node.cluster_ids = [i for i in node.cluster_ids if i in self._clusters]
-        node.cluster_ids.append(cluster.id)
+        node = self._root.children.get(len(tokens))
+        if node is None:
+            node = self._root.children[len(tokens)] = _Node()
+        limit = self.config.max_children
+        for token in tokens[: min(len(tokens) - 1, self._walk)]:
+            children = node.children
+            child = children.get(token)
+            if child is None:
+                wildcard = children.get(PARAM)
+                if has_number(token):
+                    child = wildcard or children.setdefault(PARAM, _Node())
+                elif wildcard is not None:
+                    if len(children) < limit:
+                        child = children[token] = _Node()
+                    else:
+                        child = wildcard
+                elif len(children) + 1 < limit:
+                    child = children[token] = _Node()
+                else:
+                    child = children[PARAM] = _Node()
+            node = child
+        clusters = self._clusters
+        alive = []
+        for cluster_id in node.cluster_ids:
+            if cluster_id in clusters:
+                clusters.move_to_end(cluster_id)
+                alive.append(cluster_id)
+        alive.append(cluster.id)
+        node.cluster_ids = alive
 
-    def _child_for(self, node: _Node, token: str) -> _Node:
-        """The child a new template token descends to, creating it while there is room."""
-        children = node.children
-        if token in children:
-            return children[token]
-        if any(c.isdigit() for c in token):
-            return children.setdefault(PARAM, _Node())
-        room = self.config.max_children - (0 if PARAM in children else 1)
-        if len(children) < room:
-            return children.setdefault(token, _Node())
-        return children.setdefault(PARAM, _Node())
+
+def _marked_mismatch(template: list[str], tokens: list[str]) -> bool:
+    return any(t[:1] == "\x00" and t != u for t, u in zip(template, tokens, strict=True))

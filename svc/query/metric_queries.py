@@ -62,7 +62,7 @@ def range_grid(start_ns: int, end_ns: int, step_ns: int, *, align: bool) -> Grid
     if align:
         start_ns = start_ns // step_ns * step_ns
         end_ns = -(-end_ns // step_ns) * step_ns
-    return Grid(start_ns, step_ns, (end_ns - start_ns) // step_ns + 1)
+    return Grid(start_ns=start_ns, step_ns=step_ns, steps=(end_ns - start_ns) // step_ns + 1)
 
 
 def run_metric_query(
@@ -127,13 +127,15 @@ def _plan(expr: ast.MetricExpr, grid: Grid) -> _RenderedPlan:
     """The rendered plan of ``expr`` on ``grid``: compiled once per expression, step and
     number of steps, with the start put in by ``with_range`` at each run."""
     if mentions_stand_in(expr):
-        return _rendered(compile_metric_query(expr, grid))
+        return _rendered(compile_metric_query(expr, grid=grid))
     return _cached_plan(expr, grid.step_ns, grid.steps)
 
 
 @lru_cache(maxsize=256)
 def _cached_plan(expr: ast.MetricExpr, step_ns: int, steps: int) -> _RenderedPlan:
-    return _rendered(compile_metric_query(expr, Grid(START, step_ns, steps)))
+    return _rendered(
+        compile_metric_query(expr, grid=Grid(start_ns=START, step_ns=step_ns, steps=steps))
+    )
 
 
 def _rendered(plan: MetricPlan) -> _RenderedPlan:

@@ -82,7 +82,7 @@ def test_full_parse(db: duckdb.DuckDBPyConnection, config: str) -> None:
 def _lookup(
     db: duckdb.DuckDBPyConnection, keys: list[str], keep_empty: bool
 ) -> dict[str, tuple[str | None, ...]]:
-    steps, values = logfmt_lookup(keys, keep_empty, "c")
+    steps, values = logfmt_lookup(keys, keep_empty=keep_empty)
     query, columns = "SELECT line FROM lines", []
     for step in steps:
         added = [f"{e.sql(dialect='duckdb')} AS {name}" for name, e in step.items()]

@@ -21,7 +21,7 @@ from svc.query.engine import QueryEngine
 from svc.storage.store import Store, StoreSettings
 from tests.logql_to_sql.syntax._cases import load_pairs
 
-GRID = Grid(1_700_000_000_000_000_000, 60 * 10**9, 5)
+GRID = Grid(start_ns=1_700_000_000_000_000_000, step_ns=60 * 10**9, steps=5)
 
 
 def _queries() -> list[object]:
@@ -61,7 +61,7 @@ def _texts(expr: ast.Expr) -> list[str]:
             for limit, leave in ((100, False), (100, True), (None, False))
         ]
     assert isinstance(expr, ast.MetricExpr)
-    plan = compile_metric_query(expr, GRID)
+    plan = compile_metric_query(expr, grid=GRID)
     selects = [plan.select]
     selects += [query for pair in plan.error_probes for query in pair]
     selects += [build() for build in plan.error_labels]
