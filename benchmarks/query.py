@@ -146,8 +146,12 @@ def log_cases(end: int) -> list[tuple[str, str, str]]:
     ]
 
 
+ACCESS_PATTERN = '<ip> - - [<_>] "<method> <path> <_>" <status> <size> <_>'
+"""The corpus's access lines (``corpus._line``) as a pattern."""
+
+
 def metric_cases(grid: Grid) -> list[tuple[str, str, str]]:
-    """(name, LogQL, equivalent hand-written SQL)."""
+    """(name, LogQL, equivalent hand-written SQL) on ``grid`` (5 minute steps)."""
     k = f"CAST(ceil(CAST(ts - {grid.start_ns} AS DOUBLE) / {grid.step_ns}) AS BIGINT)"
     return [
         (
@@ -173,6 +177,32 @@ def metric_cases(grid: Grid) -> list[tuple[str, str, str]]:
             'quantile_over_time(0.99, {format="json"} | json | unwrap latency_ms [5m]) by (app)',
             f"SELECT labels['app'] AS app, {k} AS k, quantile_cont(CAST(line->>'$.latency_ms' AS "
             "DOUBLE), 0.99) FROM read_parquet($files) WHERE labels['format'] = 'json' GROUP BY ALL",
+        ),
+        (
+            "pattern parser, rate by status",
+            f'sum by (status) (rate({{format="access"}} | pattern `{ACCESS_PATTERN}` [5m]))',
+            # The status field as the pattern delimits it, one regex without captures
+            # around it.
+            'SELECT regexp_extract(line, \'^\\S* - - \\[[^\\]]*\\] "\\S* \\S* [^"]*" (\\S*) \', '
+            f"1) AS status, {k} AS k, count(*) / 300 FROM read_parquet($files) "
+            "WHERE labels['format'] = 'access' GROUP BY ALL",
+        ),
+        (
+            "unwrap duration",
+            'quantile_over_time(0.99, {format="logfmt"} | logfmt | unwrap duration(duration) [5m]) '
+            "by (env)",
+            # The corpus writes every duration in milliseconds.
+            f"SELECT labels['env'] AS env, {k} AS k, quantile_cont(CAST(regexp_extract(line, "
+            "'duration=([0-9.]+)ms', 1) AS DOUBLE) / 1e3, 0.99) FROM read_parquet($files) "
+            "WHERE labels['format'] = 'logfmt' GROUP BY ALL",
+        ),
+        (
+            "unwrap bytes",
+            f'sum by (method) (sum_over_time({{format="access"}} | pattern `{ACCESS_PATTERN}` '
+            "| unwrap bytes(size) [5m]))",
+            "SELECT r.m AS method, k, sum(CAST(r.s AS DOUBLE)) FROM (SELECT regexp_extract(line, "
+            "'^\\S* - - \\[[^\\]]*\\] \"(\\S*) \\S* [^\"]*\" \\S* (\\S*) ', ['m', 's']) AS r, "
+            f"{k} AS k FROM read_parquet($files) WHERE labels['format'] = 'access') GROUP BY ALL",
         ),
         (
             "topk",
@@ -227,6 +257,30 @@ def run(megabytes: float, repeat: int) -> dict[str, Any]:
                 repeat,
             )
             print(name, report["metric"][name], flush=True)
+        hour = 3600 * 10**9
+        hourly = Grid(
+            start_ns=START_NS // hour * hour, step_ns=hour, steps=(end - START_NS) // hour + 2
+        )
+        k = f"CAST(ceil(CAST(ts - {hourly.start_ns} AS DOUBLE) / {hourly.step_ns}) AS BIGINT)"
+        name = "label-only sum by count_over_time, 1h steps"
+        hourly_expr = parse('sum by (app) (count_over_time({env=~".+"}[1h]))')
+        report["metric"][name] = _compare(
+            lambda: run_metric_query(
+                engine,
+                TENANT,
+                hourly_expr,
+                hourly,
+                max_series=10**6,
+                instant=False,
+            ),
+            lambda: baseline_db.execute(
+                f"SELECT labels['app'] AS app, {k} AS k, count(*) FROM read_parquet($files) "
+                "GROUP BY ALL",
+                {"files": files},
+            ).fetchall(),
+            repeat,
+        )
+        print(name, report["metric"][name], flush=True)
         report["label_only_plan_reads_line"] = _plan_reads_line(engine, store, grid)
         engine.close()
         store.close(flush=False)

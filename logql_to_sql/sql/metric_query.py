@@ -63,9 +63,10 @@ class _Rel:
     checks: list[tuple[exp.Select, str]] = field(default_factory=list)
 
 
-def compile_metric_query(expr: ast.MetricExpr, *, grid: Grid) -> MetricPlan:
-    """Samples of ``expr`` at every step of ``grid``."""
-    compiler = _MetricCompiler(grid)
+def compile_metric_query(expr: ast.MetricExpr, *, grid: Grid, metadata: bool = True) -> MetricPlan:
+    """Samples of ``expr`` at every step of ``grid``. ``metadata=False`` promises that the
+    queried entries have no structured metadata (cheaper plans for ranges without parsers)."""
+    compiler = _MetricCompiler(grid, metadata=metadata)
     rel = compiler.visit(expr)
     order = _sort_order(expr)
     select = rel.select
@@ -163,8 +164,9 @@ def _float_literal(value: float) -> exp.Expr:
 
 
 class _MetricCompiler:
-    def __init__(self, grid: Grid) -> None:
+    def __init__(self, grid: Grid, *, metadata: bool) -> None:
         self.grid = grid
+        self.metadata = metadata
         self.shared: list[tuple[str, exp.Select, exp.Select, Callable[[], exp.Select]]] = []
 
     def visit(self, node: ast.Expr) -> _Rel:
@@ -184,7 +186,11 @@ class _MetricCompiler:
         self, node: ast.RangeAggregation, grouping: ast.Grouping | None = None
     ) -> _Rel:
         plan = compile_range_aggregation(
-            node, grid=self.grid, grouping=grouping, entries_name=f"entries_{len(self.shared)}"
+            node,
+            grid=self.grid,
+            grouping=grouping,
+            entries_name=f"entries_{len(self.shared)}",
+            metadata=self.metadata,
         )
         probes: list[tuple[exp.Select, exp.Select]] = []
         if (

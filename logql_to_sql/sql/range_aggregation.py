@@ -108,9 +108,11 @@ def compile_range_aggregation(
     grid: Grid,
     grouping: ast.Grouping | None = None,
     entries_name: str | None = None,
+    metadata: bool = True,
 ) -> RangePlan:
     """Samples of ``node`` on ``grid``; ``grouping`` (a pushed-down ``sum by``) pools
-    series like a range-op grouping does.
+    series like a range-op grouping does. ``metadata=False`` promises that no entry has
+    structured metadata: a range without parsers then keys its series on the stream alone.
 
     With ``entries_name``, entries that may carry a pipeline error are left to the caller to
     compute once as that (materialized) relation, which both the samples and the error
@@ -123,8 +125,10 @@ def compile_range_aggregation(
     line_filters = [line_filter_condition(s, exp.column("line")) for s in leading]
     if not rest and log_range.unwrap is None:
         entries = _Entries(
-            select=_label_only_entries(node, log_range, [*time_window, *line_filters]),
-            keys=["stream_id", "metadata"],
+            select=_label_only_entries(
+                node, log_range, [*time_window, *line_filters], metadata=metadata
+            ),
+            keys=["stream_id", "metadata"] if metadata else ["stream_id"],
             by_stream=True,
         )
         probe = None
@@ -176,15 +180,20 @@ def _entry_value(op: ast.RangeOp) -> exp.Expr:
 
 
 def _label_only_entries(
-    node: ast.RangeAggregation, log_range: ast.LogRange, conditions: list[exp.Expr]
+    node: ast.RangeAggregation,
+    log_range: ast.LogRange,
+    conditions: list[exp.Expr],
+    *,
+    metadata: bool,
 ) -> exp.Select:
     """Entries of a range without parsers, keyed by stream and metadata (labels come later,
     once per partial aggregate instead of once per entry)."""
     matched = exp.column("stream_id").isin(
         query=compile_stream_matchers(log_range.selector.matchers)
     )
+    keys = ["stream_id", "metadata"] if metadata else ["stream_id"]
     return (
-        exp.select("ts", "stream_id", "metadata", _entry_value(node.op).as_("v"))
+        exp.select("ts", *keys, _entry_value(node.op).as_("v"))
         .from_("logs")
         .where(exp.and_(matched, *conditions))
     )
@@ -355,16 +364,36 @@ def error_labels_probe(node: ast.RangeAggregation, *, grid: Grid) -> exp.Select:
     )
 
 
-def _bounds(grid: Grid, log_range: ast.LogRange) -> tuple[exp.Expr, exp.Expr]:
-    kmin = sql(
-        "greatest(CAST(ceil(CAST(ts - :b AS DOUBLE) / :s) AS BIGINT), 0)",
-        b=grid.start_plus(-log_range.offset_ns),
-        s=grid.step_ns,
+def _ceil_div(ts_minus: int, step: int, grid: Grid, floor_ns: int) -> exp.Expr:
+    """``ceil((ts - (start + ts_minus)) / step)`` in integers, for ``ts`` above
+    ``start + ts_minus - floor_ns`` (a double quotient can round across a step boundary
+    for entries a few nanoseconds from it). The numerator is shifted by whole steps to be
+    positive, where integer division rounds down:
+    ``ceil(x / s) = (x - 1 + n*s) // s - (n - 1)``.
+    """
+    shift = -(-floor_ns // step) + 1
+    return sql(
+        "(ts - :b) // :s - :n",
+        b=grid.start_plus(ts_minus - shift * step + 1),
+        s=step,
+        n=shift - 1,
     )
+
+
+def _bounds(grid: Grid, log_range: ast.LogRange) -> tuple[exp.Expr, exp.Expr]:
+    """The first and last steps whose window holds an entry at ``ts``: the window of step
+    ``k`` is ``(t_k - range - offset, t_k - offset]``; entries come from ``_time_window``."""
+    reach = log_range.range_ns
+    kmin = sql(
+        "greatest(:k, 0)",
+        k=_ceil_div(-log_range.offset_ns, grid.step_ns, grid, reach),
+    )
+    if log_range.range_ns == grid.step_ns:
+        # One window per entry: the last step is the first.
+        return kmin, kmin.copy()
     kmax = sql(
-        "least(CAST(ceil(CAST(ts - :b AS DOUBLE) / :s) AS BIGINT) - 1, :last)",
-        b=grid.start_plus(-log_range.offset_ns - log_range.range_ns),
-        s=grid.step_ns,
+        "least(:k - 1, :last)",
+        k=_ceil_div(-log_range.offset_ns - log_range.range_ns, grid.step_ns, grid, 0),
         last=grid.steps - 1,
     )
     return kmin, kmax
@@ -434,29 +463,44 @@ def _aggregate(
     if node.op is R.QUANTILE_OVER_TIME and node.range.range_ns <= grid.step_ns:
         # Each entry falls in one window at most: the partial is already the quantile.
         partial, final = "quantile_cont(v, :phi)", "any_value(p)"
+    if entries.by_stream and node.op in (R.COUNT_OVER_TIME, R.RATE, R.ABSENT_OVER_TIME):
+        partial = "count(*)"  # every entry weighs 1
     keys: list[exp.Expr] = [exp.column(k) for k in entries.keys]
     if entries.keys == ["labels"]:
         keys = [grouped_labels(exp.column("labels"), group).as_("labels")]
-    placed = exp.select(
-        *keys, kmin.as_("kmin"), kmax.as_("kmax"), exp.column("ts"), exp.column("v")
-    ).from_(entries.select.subquery("e", copy=False))
+    # With range == step each entry has one window: its last step is its first.
+    single = node.range.range_ns == grid.step_ns
+    bounds = [kmin.as_("kmin")] if single else [kmin.as_("kmin"), kmax.as_("kmax")]
+    placed = exp.select(*keys, *bounds, exp.column("ts"), exp.column("v")).from_(
+        entries.select.subquery("e", copy=False)
+    )
     flags = (
         [sql("bool_or(:error IS NOT NULL)", error=exp.column(ERROR)).as_("bad")] if shared else []
     )
     carried = ["bad"] if shared else []
     placed = placed.select(exp.column(ERROR), copy=False) if shared else placed
+    last = exp.column("kmin").as_("kmax") if single else exp.column("kmax")
     partials = exp.select(
-        *entries.keys, "kmin", "kmax", sql(partial, phi=_phi(node)).as_("p"), *flags
+        *entries.keys, "kmin", last, sql(partial, phi=_phi(node)).as_("p"), *flags
     ).from_(placed.subquery("placed", copy=False), copy=False)
-    # Entries between two windows (range < step) belong to none. The filter stays when
-    # range >= step, where it always holds: DuckDB then keeps the pipeline's projections
-    # apart instead of merging them into one that parses each line once per use.
-    partials = partials.where(sql("kmin <= kmax"), copy=False)
-    partials = partials.group_by(*entries.keys, "kmin", "kmax", copy=False)
+    # Entries between two windows (range < step) belong to none. The filter stays for
+    # pipelines when range >= step, where it always holds: DuckDB then keeps the
+    # pipeline's projections apart instead of merging them into one that parses each line
+    # once per use.
+    if not entries.by_stream or node.range.range_ns < grid.step_ns:
+        partials = partials.where(sql("kmin >= 0" if single else "kmin <= kmax"), copy=False)
+    partials = partials.group_by(*entries.keys, "kmin", *([] if single else ["kmax"]), copy=False)
     if entries.by_stream:
         partials = (
             exp.select(
-                grouped_labels(sql(_STREAM_AND_METADATA_LABELS), group).as_("labels"),
+                grouped_labels(
+                    sql(
+                        _STREAM_AND_METADATA_LABELS
+                        if "metadata" in entries.keys
+                        else "list_sort(map_entries(streams.labels))"
+                    ),
+                    group,
+                ).as_("labels"),
                 "kmin",
                 "kmax",
                 "p",
@@ -472,7 +516,8 @@ def _aggregate(
     cte: exp.Select | None = None
     if shared:
         cte, partials = partials, exp.select("*").from_(shared)
-    spread = exp.select("labels", sql("unnest(range(kmin, kmax + 1))").as_("k"), "p").from_(
+    steps = exp.column("kmin") if single else sql("unnest(range(kmin, kmax + 1))")
+    spread = exp.select("labels", steps.as_("k"), "p").from_(
         partials.subquery("partials", copy=False)
     )
     phi = node.param if node.param is not None else 0.0

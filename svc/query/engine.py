@@ -21,6 +21,7 @@ from sqlglot import exp
 from logql_to_sql import DIALECT, LogQueryPlan
 from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import GatewayTimeoutError
+from svc.query.file_metadata import NO_METADATA, file_has_metadata, table_has_metadata
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
 from svc.storage.catalog import FileEntry
@@ -198,12 +199,20 @@ class QueryEngine:
         """
         stream_id = f"xor(stream_id, {int(mask)}) AS stream_id" if mask else "stream_id"
         columns = f"ts, {stream_id}, line, metadata"
+        bare = f"ts, {stream_id}, line, {NO_METADATA}"
         parts = []
-        if view.files:
-            files = ", ".join(_sql_string(path) for path in view.paths)
-            parts.append(f"SELECT {columns} FROM read_parquet([{files}])")
+        # Files without any metadata are read apart: their metadata column is not read.
+        paths: dict[bool, list[str]] = {True: [], False: []}
+        for path in view.paths:
+            paths[file_has_metadata(path)].append(path)
+        for has_metadata, group in paths.items():
+            if group:
+                files = ", ".join(_sql_string(path) for path in group)
+                chosen = columns if has_metadata else bare
+                parts.append(f"SELECT {chosen} FROM read_parquet([{files}])")
         for table in view.head_tables:
-            parts.append(f"SELECT {columns} FROM {self._register(cursor, table)}")
+            chosen = columns if table_has_metadata(table) else bare
+            parts.append(f"SELECT {chosen} FROM {self._register(cursor, table)}")
         if not parts and not mask:
             name = self._register(cursor, HEAD_SCHEMA.empty_table())
             parts.append(f"SELECT {columns} FROM {name}")

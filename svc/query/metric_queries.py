@@ -20,6 +20,7 @@ from logql_to_sql import DIALECT, Grid, MetricPlan, ast, compile_metric_query
 from svc.errors import BadRequestError
 from svc.ingest.labels import label_key
 from svc.query.engine import QueryEngine, ScanStats
+from svc.query.file_metadata import view_has_metadata
 from svc.query.plan_cache import START, mentions_stand_in, with_range
 
 __all__ = [
@@ -75,10 +76,10 @@ def run_metric_query(
     instant: bool,
 ) -> tuple[MetricResult, ScanStats]:
     """Evaluate ``expr`` on ``grid`` for ``tenant``; raise 400 on pipeline errors."""
-    plan = _plan(expr, grid)
     lookback = _max_lookback(expr)
     tenants = (tenant,) if isinstance(tenant, str) else tenant
     view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1)
+    plan = _plan(expr, grid, metadata=view_has_metadata(view))
     stats = ScanStats()
     _count_scan(stats, view)
     if not instant and _uses_approx_topk(expr):
@@ -123,19 +124,19 @@ class _RenderedPlan:
     error_probes: tuple[tuple[str, str], ...]
 
 
-def _plan(expr: ast.MetricExpr, grid: Grid) -> _RenderedPlan:
-    """The rendered plan of ``expr`` on ``grid``: compiled once per expression, step and
-    number of steps, with the start put in by ``with_range`` at each run."""
+def _plan(expr: ast.MetricExpr, grid: Grid, *, metadata: bool) -> _RenderedPlan:
+    """The rendered plan of ``expr`` on ``grid``: compiled once per expression, step,
+    number of steps and whether the data has structured metadata, with the start put in by
+    ``with_range`` at each run."""
     if mentions_stand_in(expr):
-        return _rendered(compile_metric_query(expr, grid=grid))
-    return _cached_plan(expr, grid.step_ns, grid.steps)
+        return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata))
+    return _cached_plan(expr, grid.step_ns, grid.steps, metadata)
 
 
 @lru_cache(maxsize=256)
-def _cached_plan(expr: ast.MetricExpr, step_ns: int, steps: int) -> _RenderedPlan:
-    return _rendered(
-        compile_metric_query(expr, grid=Grid(start_ns=START, step_ns=step_ns, steps=steps))
-    )
+def _cached_plan(expr: ast.MetricExpr, step_ns: int, steps: int, metadata: bool) -> _RenderedPlan:
+    grid = Grid(start_ns=START, step_ns=step_ns, steps=steps)
+    return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata))
 
 
 def _rendered(plan: MetricPlan) -> _RenderedPlan:
