@@ -3,14 +3,15 @@
 DuckDB runs our regexes with RE2, and Loki reports Go's messages, so validation
 follows Go's parser for the common errors: missing or unexpected parentheses,
 missing ``]``, invalid escapes, invalid class ranges, invalid or missing repetition
-arguments and bad named captures. Python's ``re`` is only used as a helper to decide
-whether a regex can match the empty string.
+arguments and bad named captures. Whether a regex can match the empty string is
+asked of RE2 itself.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
+
+import re2
 
 __all__ = ["RegexSyntaxError", "capture_names", "matches_empty"]
 
@@ -37,6 +38,10 @@ _POSIX = frozenset(
 )
 _FLAGS = frozenset("imsU")
 _REPEAT = re.compile(r"\{(\d+)(,(\d*))?\}")
+_HEX = re.compile(r"\{([0-9A-Fa-f]{1,8})\}|[0-9A-Fa-f]{2}")
+_DOT_NL = re2.Options()
+_DOT_NL.dot_nl = True
+_DOT_NL.log_errors = False
 
 
 class RegexSyntaxError(ValueError):
@@ -54,6 +59,11 @@ class _Checker:
         self.names: list[str | None] = []
         self.can_repeat = False  # an atom precedes
         self.last_repeat = -1  # start of the previous repetition operator, if adjacent
+        # Go bounds the product of nested counted repetitions (``{n}``) by 1000
+        # (``repeatIsValid``): the weight of the preceding atom, and per open group the
+        # largest final weight inside it so far.
+        self.weight = 1
+        self.maxes = [1]
 
     def fail(self, code: str, expr: str | None = None) -> RegexSyntaxError:
         return RegexSyntaxError(code, self.p if expr is None else expr)
@@ -68,14 +78,28 @@ class _Checker:
             self.last_repeat = -1
             if c == "\\":
                 self.escape()
-            elif c in "()[":
-                {"(": self.open, ")": self.close, "[": self.klass}[c]()
+                self.atom(1)
+            elif c == "(":
+                self.commit()
+                depth = self.depth
+                self.open()
+                if self.depth > depth:
+                    self.maxes.append(1)
+            elif c == ")":
+                self.close()
+                self.commit()
+                self.atom(self.maxes.pop())
+            elif c == "[":
+                self.klass()
+                self.atom(1)
             elif c == "|":
                 self.i += 1
                 self.can_repeat = False
+                self.commit()
             else:
                 self.i += 1
                 self.can_repeat = True
+                self.atom(1)
         if self.depth:
             raise self.fail("missing closing )")
         return tuple(self.names)
@@ -95,8 +119,24 @@ class _Checker:
             top = lo if m.group(2) is None else (int(hi) if hi else -1)
             if lo > 1000 or top > 1000 or (top >= 0 and top < lo):
                 raise self.fail("invalid repeat count", m.group(0))
+            if lo >= 2 or top >= 2:
+                factor = top if top >= 0 else lo
+                weight = self.weight * factor if factor else 1
+                if weight > 1000:
+                    raise self.fail("invalid repeat count", p[start:end])
+                self.weight = weight
         self.last_repeat = start
         self.i = end
+
+    def atom(self, weight: int) -> None:
+        """A new atom of ``weight`` follows the previous one (now final)."""
+        self.commit()
+        self.weight = weight
+
+    def commit(self) -> None:
+        """The previous atom's weight is final: count it in its group."""
+        self.maxes[-1] = max(self.maxes[-1], self.weight)
+        self.weight = 1
 
     def open(self) -> None:
         p, start = self.p, self.i
@@ -195,7 +235,7 @@ class _Checker:
 
     def hex_escape(self, start: int) -> str:
         p = self.p
-        m = re.compile(r"\{([0-9A-Fa-f]{1,8})\}|[0-9A-Fa-f]{2}").match(p, self.i)
+        m = _HEX.match(p, self.i)
         value = int(m.group(1) or m.group(0), 16) if m else -1
         if m is None or value > 0x10FFFF:
             raise self.fail("invalid escape sequence", p[start : self.i + (m.end() if m else 1)])
@@ -262,22 +302,12 @@ def capture_names(pattern: str) -> tuple[str | None, ...]:
     return _Checker(pattern).run()
 
 
-_PY_FIXES = ((re.compile(r"\(\?<(?=[A-Za-z_])"), "(?P<"), (re.compile(r"\\z"), r"\\Z"))
-
-
 def matches_empty(pattern: str) -> bool | None:
     """Whether the fully anchored regex (``.`` matching newline) matches ``""``.
 
-    Uses Python's ``re`` as a helper; returns None when it cannot tell.
+    Runs on RE2 (linear time, whatever the pattern); None when RE2 cannot compile it.
     """
-    if "[[:" in pattern or "\\p" in pattern or "\\P" in pattern or "(?U" in pattern:
-        return None
-    text = pattern
-    for rx, repl in _PY_FIXES:
-        text = rx.sub(repl, text)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return re.fullmatch(text, "", re.DOTALL) is not None
-    except (re.error, RecursionError, OverflowError):
+        return re2.fullmatch(pattern.encode("utf-8", "surrogatepass"), b"", _DOT_NL) is not None
+    except re2.error:
         return None

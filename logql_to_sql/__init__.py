@@ -24,6 +24,7 @@ from logql_to_sql.sql.compiler import (
 )
 from logql_to_sql.sql.dialect import (
     DIALECT,
+    QUERY_VARIABLE,
     UDF_IP_MATCH,
     UDF_JSON_ERROR,
     UDF_JSON_FIELDS,
@@ -43,6 +44,7 @@ from logql_to_sql.syntax.validate import validate
 
 __all__ = [
     "DIALECT",
+    "QUERY_VARIABLE",
     "UDF_IP_MATCH",
     "UDF_JSON_ERROR",
     "UDF_JSON_FIELDS",

@@ -14,6 +14,7 @@ from svc.logging_setup import configure_logging
 __all__ = ["main", "parse_flags"]
 
 USAGE = """usage: svc [flags]
+       svc catalog rebuild [-config.file=PATH]   list the lake's files in a new catalog
   -config.file=PATH                   YAML configuration file (default: built-in defaults)
   -verify-config                      validate the configuration, print every error, exit
   -target=all                         components to run (all, read, write, backend, ...)
@@ -84,15 +85,41 @@ def _exit_cleanly(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
+def catalog_command(args: Sequence[str]) -> int:
+    """``svc catalog rebuild``: set the catalog aside and list the lake's files anew."""
+    if list(args[:1]) != ["rebuild"]:
+        print(f"unknown catalog command: {' '.join(args)}\n{USAGE}", file=sys.stderr)
+        return 2
+    flags = parse_flags(args[1:])
+    try:
+        config = load_config(flags)
+    except (ConfigError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    configure_logging(config.server.log_level)
+    from svc.errors import ServiceError
+    from svc.storage.rebuild_command import rebuild_data_directory
+
+    try:
+        print(rebuild_data_directory(Path(config.common.path_prefix)))
+    except ServiceError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the service (or only check its config with ``-verify-config``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["catalog"]:
+        return catalog_command(args[1:])
     # Arrow's default allocator keeps freed memory; the system one hands large blocks back,
     # so the head's memory is returned once it is flushed.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     from svc.storage.files import limit_allocator_caching
 
     limit_allocator_caching()
-    flags = parse_flags(sys.argv[1:] if argv is None else argv)
+    flags = parse_flags(args)
     try:
         config = load_config(flags)
     except (ConfigError, OSError) as exc:
@@ -102,21 +129,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("config is valid", file=sys.stderr)
         return 0
     configure_logging(config.server.log_level)
+    # Query threads running Python (templates, | json) hand the GIL to the event loop at
+    # most every switch interval; 1 ms instead of 5 keeps /ready, /metrics and pushes
+    # answering in milliseconds next to them.
+    sys.setswitchinterval(0.001)
     import uvicorn
 
     from svc.app import create_app
+    from svc.http_protocol import MAX_HEADER_BYTES, GoHeaderLimitProtocol
 
     # uvicorn re-raises the shutdown signal once it has stopped gracefully; a clean
     # shutdown on SIGTERM/SIGINT exits 0, as the reference does.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _exit_cleanly)
+    from svc.errors import ServiceError
+
+    try:
+        app = create_app(config)
+    except ServiceError as exc:  # the data directory cannot be used: say why, exit 1
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
     uvicorn.run(
-        create_app(config),
+        app,
         host=config.server.http_listen_address,
         port=config.server.http_listen_port,
         log_config=None,
         timeout_graceful_shutdown=30,
         ws="websockets-sansio",
+        http=GoHeaderLimitProtocol,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
     return 0
 

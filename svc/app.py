@@ -31,12 +31,15 @@ from svc.api.index import (
 )
 from svc.api.labels import label_values_handler, labels, series, series_post
 from svc.api.legacy import legacy_label_values, legacy_labels, legacy_query
+from svc.api.openapi import openapi_json
 from svc.api.ops import ops_routes
 from svc.api.otlp import otlp_logs
 from svc.api.patterns import patterns
+from svc.api.prom_rules import PROM_RULES_ROUTES
 from svc.api.push import push
-from svc.api.query import query, query_range, query_range_post
+from svc.api.query import query, query_post, query_range, query_range_post
 from svc.api.responses import text_response
+from svc.api.rules import RULES_ROUTES
 from svc.api.status import buildinfo, format_query_get, format_query_post, ready
 from svc.api.tail import tail
 from svc.config import Config
@@ -53,6 +56,7 @@ ROUTES = [
     query_range,
     query_range_post,
     query,
+    query_post,
     labels,
     label_values_handler,
     series,
@@ -76,7 +80,22 @@ ROUTES = [
     detected_fields_post,
     detected_field_values,
     detected_field_values_post,
+    openapi_json,
 ]
+
+
+COMMON_ROUTES = [ready, buildinfo, format_query_get, format_query_post]
+"""What every target serves besides its own routes (SPEC 4.1)."""
+
+
+def _routes(config: Config, rt: Runtime) -> list[Any]:
+    """The routes of an instance: ``-target=ruler`` serves only the ruler's and the common
+    ones; the rules APIs need a ruler and ``ruler.enable_api``."""
+    routes: list[Any] = list(COMMON_ROUTES if config.target == "ruler" else ROUTES)
+    routes += ops_routes(config.target)
+    if rt.ruler is not None and config.ruler.enable_api:
+        routes += [*RULES_ROUTES, *PROM_RULES_ROUTES]
+    return routes
 
 
 def _service_error(_: Request[Any, Any, Any], exc: ServiceError) -> Response[bytes]:
@@ -91,6 +110,13 @@ def _http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes
     if exc.status_code == 404:
         return text_response("404 page not found\n", 404)
     return text_response(str(exc.detail), exc.status_code)
+
+
+def _too_deep(request: Request[Any, Any, Any], exc: RecursionError) -> Response[bytes]:
+    # A client's input nested past what our recursive parsers and compiler handle
+    # (LogQL pipelines, OTLP values): the request's fault, answered as such.
+    log.warning("request nested too deeply on %s %s", request.method, request.url.path)
+    return text_response("request nested too deeply to process", 400)
 
 
 def _unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
@@ -139,12 +165,13 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
         await asyncio.to_thread(rt.stop)
 
     app = Litestar(
-        route_handlers=[*ROUTES, *ops_routes(config.target)],
+        route_handlers=_routes(config, rt),
         middleware=[cast(Middleware, rt.metrics.middleware)],
         exception_handlers={
             ServiceError: _service_error,
             LogQLError: _logql_error,
             HTTPException: _http_error,
+            RecursionError: _too_deep,
             Exception: _unexpected_error,
         },
         on_startup=[start],

@@ -16,8 +16,11 @@ import yaml
 
 from gocompat.durations import format_go_duration, format_prom_duration, parse_duration_seconds
 from gocompat.fmt import go_format_v
+from svc.config_fields import MIB, setting
 from svc.config_schema import active_period, schema_config_errors
 from svc.errors import ServiceError
+from svc.query.memory import parse_memory_limit
+from svc.ruler.config import RulerConfig, ruler_config_errors
 from svc.tenancy import validate_tenant_id
 from svc.timestamps import parse_timestamp_ns
 
@@ -39,14 +42,13 @@ __all__ = [
     "StorageConfig",
     "TenantOverrides",
     "TsdbShipperConfig",
+    "WalConfig",
     "active_period",
     "config_from_yaml",
     "config_to_dict",
     "setting",
     "validate_config",
 ]
-
-MIB = 1024 * 1024
 
 
 class ConfigError(Exception):
@@ -59,20 +61,6 @@ class ConfigError(Exception):
         else:
             text = "MULTIPLE CONFIG ERRORS FOUND, PLEASE READ CAREFULLY\n" + "\n".join(errors)
         super().__init__(text)
-
-
-def setting(default: Any, help: str, *, duration: bool = False, key: str | None = None) -> Any:
-    """A config field with its default and help string.
-
-    ``duration`` marks seconds fields; ``key`` is the YAML name when it cannot be the
-    attribute's (``from``).
-    """
-    metadata = {"help": help, "duration": duration}
-    if key is not None:
-        metadata["key"] = key
-    if isinstance(default, list | dict):
-        return field(default_factory=default.copy, metadata=metadata)
-    return field(default=default, metadata=metadata)
 
 
 @dataclass
@@ -116,10 +104,22 @@ class LifecyclerConfig:
 
 
 @dataclass
+class WalConfig:
+    """Write-ahead log of the ingester (``ingester.wal:``)."""
+
+    disk_full_threshold: float = setting(
+        0.90,
+        "Used share (0 to 1) of the data directory's filesystem at which pushes are "
+        "refused with 503 until space is freed; 0 disables the check.",
+    )
+
+
+@dataclass
 class IngesterConfig:
     """Write-ahead log and in-memory head (``ingester:``)."""
 
     lifecycler: LifecyclerConfig = field(default_factory=LifecyclerConfig)
+    wal: WalConfig = field(default_factory=WalConfig)
     shutdown_marker_path: str = setting(
         "", "Directory of the prepare-shutdown marker file (default: common.path_prefix)."
     )
@@ -168,6 +168,9 @@ class LimitsConfig:
     otlp_promoted_resource_attributes: list[str] = setting(  # noqa: RUF009
         [], "OTLP resource attributes turned into stream labels (empty: the default list)."
     )
+    ruler_max_rules_per_rule_group: int = setting(0, "Most rules in one rule group (0: no limit).")
+    ruler_max_rule_groups_per_tenant: int = setting(0, "Most rule groups per tenant (0: no limit).")
+    ruler_remote_write_disabled: bool = setting(False, "Discard the tenant's recorded samples.")
     discover_log_levels: bool = setting(
         True, "Find each entry's level (detected_level) from metadata, labels or its line."
     )
@@ -199,6 +202,9 @@ class TenantOverrides:
     deletion_mode: str | None = setting(
         None, "Log deletion for this tenant (disabled, filter-only, filter-and-delete)."
     )
+    ruler_max_rules_per_rule_group: int | None = setting(None, "Rules per group for this tenant.")
+    ruler_max_rule_groups_per_tenant: int | None = setting(None, "Rule groups of this tenant.")
+    ruler_remote_write_disabled: bool | None = setting(None, "Discard this tenant's samples.")
 
 
 @dataclass
@@ -249,6 +255,23 @@ class QuerierConfig:
     max_concurrent: int = setting(4, "Queries executed at once.")
     log_scan_group_rows: int = setting(
         4_000_000, "Rows a limited log query reads before checking whether it can stop."
+    )
+    query_memory_limit: str = setting(
+        "50%",
+        "Memory all running queries may hold in the query engine (DuckDB memory_limit): a "
+        "share of the machine's memory (`50%`, of the cgroup limit when lower) or a size "
+        "(`4GiB`). Past it, work spills to `<path_prefix>/query-spill`; a query that still "
+        "does not fit fails with 400.",
+    )
+    max_template_line_size: int = setting(
+        4 * MIB,
+        "Largest output, in characters, of one line_format or label_format render (and of "
+        "any value a template builds); larger answers 400.",
+    )
+    max_template_query_size: int = setting(
+        1024 * MIB,
+        "Largest total template output, in characters, of one query (0: unlimited); larger "
+        "answers 400.",
     )
 
 
@@ -363,6 +386,7 @@ class Config:
     schema_config: SchemaConfig = field(default_factory=SchemaConfig)
     storage_config: StorageConfig = field(default_factory=StorageConfig)
     pattern_ingester: PatternIngesterConfig = field(default_factory=PatternIngesterConfig)
+    ruler: RulerConfig = field(default_factory=RulerConfig)
     overrides: dict[str, TenantOverrides] = setting(  # noqa: RUF009
         {}, "Per-tenant settings replacing limits_config ones, by tenant ID."
     )
@@ -419,11 +443,23 @@ def validate_config(config: Config) -> list[str]:
             parse_timestamp_ns(config.limits_config.block_ingestion_until)
         except ValueError as exc:
             errors.append(f"limits_config.block_ingestion_until: {exc}")
+    threshold = config.ingester.wal.disk_full_threshold
+    if not 0 <= threshold <= 1:
+        errors.append(
+            f"invalid disk full threshold: {go_format_v(threshold)} (must be between 0 and 1)"
+        )
     if config.limits_config.deletion_mode not in DELETION_MODES:
         errors.append(f"invalid deletion mode: {config.limits_config.deletion_mode}")
+    try:
+        parse_memory_limit(config.querier.query_memory_limit)
+    except ValueError as exc:
+        errors.append(f"querier.query_memory_limit: {exc}")
+    if config.querier.max_template_line_size <= 0:
+        errors.append("querier.max_template_line_size must be positive")
     errors += schema_config_errors(config)
     errors += _override_errors(config)
     errors += _pattern_ingester_errors(config.pattern_ingester)
+    errors += ruler_config_errors(config.ruler)
     return errors
 
 

@@ -2,11 +2,13 @@
 
 Internal services, started in this order on a background thread and stopped in reverse:
 
-    store          catalog and stream index (reads)
+    store          catalog and stream index (reads); startup checks of the lake
     wal            WAL replay into the head, then the group-commit writer
     ingester       head and flusher; stopping it flushes (SPEC 3.2)
     querier        the DuckDB query engine
     index-gateway  on-demand and periodic index syncs (SPEC 3.3)
+    ruler          rule evaluation, alert notifications, remote write (targets all,
+                   ruler, backend)
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from svc.ops.ingester import IngesterLifecycle
 from svc.ops.metrics import Metrics
 from svc.ops.services import Service, ServiceRegistry, State
 from svc.query.engine import QueryEngine
+from svc.query.memory import parse_memory_limit
+from svc.ruler.service import RULER_TARGETS, Ruler, build_ruler
 from svc.storage.store import Store, StoreSettings
 from svc.tenancy import TenantResolver
 
@@ -70,6 +74,7 @@ class Runtime:
     metrics: Metrics = field(default_factory=Metrics)
     shutdown_requested: threading.Event = field(default_factory=threading.Event)
     replayed_rows: int = 0
+    ruler: Ruler | None = None
     _startup: threading.Thread | None = None
 
     @classmethod
@@ -85,6 +90,7 @@ class Runtime:
                 flush_check_seconds=ingester.flush_check_period,
                 wal_segment_max_bytes=ingester.wal_segment_max_bytes,
                 row_group_rows=ingester.row_group_rows,
+                disk_full_threshold=ingester.wal.disk_full_threshold,
             )
         )
         shipper = config.storage_config.tsdb_shipper
@@ -95,6 +101,11 @@ class Runtime:
                 store,
                 timeout_seconds=config.limits_config.query_timeout,
                 scan_group_rows=config.querier.log_scan_group_rows,
+                memory_limit=parse_memory_limit(config.querier.query_memory_limit),
+                spill_dir=root / "query-spill",
+                template_line_chars=config.querier.max_template_line_size,
+                template_query_chars=config.querier.max_template_query_size,
+                max_concurrent=config.querier.max_concurrent,
             ),
             resolver=TenantResolver(
                 auth_enabled=config.auth_enabled,
@@ -116,6 +127,8 @@ class Runtime:
             ),
             cache_generations=CacheGenerations(root / "compactor" / "cache_generations.json"),
         )
+        if config.target in RULER_TARGETS:
+            rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry)
         rt._register_services()
         rt.metrics.watch(store, rt.services)
         rt.metrics.shutdown_marker.set_function(lambda: float(rt.ingester.prepared))
@@ -123,8 +136,18 @@ class Runtime:
 
     def _register_services(self) -> None:
         store = self.store
-        self.services.add(Service("store", store.load_index, store.catalog.close))
-        self.services.add(Service("wal", self._replay, store.wal.stop, depends_on=("store",)))
+        self.services.add(
+            Service("store", store.open_catalog, store.close_catalog, degraded=store.degraded_lake)
+        )
+        self.services.add(
+            Service(
+                "wal",
+                self._replay,
+                store.wal.stop,
+                depends_on=("store",),
+                degraded=store.degraded_wal,
+            )
+        )
         self.services.add(self.ingester.service)
         self.services.add(Service("querier", stopping=self.engine.close, depends_on=("store",)))
         self.services.add(
@@ -135,6 +158,9 @@ class Runtime:
                 depends_on=("store",),
             )
         )
+        if self.ruler is not None:
+            needs = ("wal", "querier")
+            self.services.add(Service("ruler", self.ruler.start, self.ruler.stop, depends_on=needs))
 
     def _replay(self) -> None:
         self.replayed_rows = self.store.replay_wal()

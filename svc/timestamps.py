@@ -9,14 +9,28 @@ from datetime import datetime
 __all__ = ["parse_timestamp_ns"]
 
 
+_MIN_NS = -(1 << 63)
+_MAX_NS = (1 << 63) - 1
+
+
 def parse_timestamp_ns(text: str) -> int:
-    """Unix ns of an API timestamp: float seconds, integer s/ns, or RFC 3339 (LOGQL.md 7)."""
+    """Unix ns of an API timestamp: float seconds, integer s/ns, or RFC 3339 (LOGQL.md 7).
+
+    An integer beyond int64 raises ValueError with Go's ``strconv.ParseInt`` message; a
+    valid time beyond int64 nanoseconds (after 2262, say) is clamped to the int64 range.
+    """
     if "." in text and _is_float(text):
-        return round(float(text) * 1000) * 1_000_000
+        return _clamped(round(float(text) * 1000) * 1_000_000)
     if text.lstrip("-").isdigit():
         value = int(text)
-        return value * 1_000_000_000 if len(text.lstrip("-")) <= 10 else value
-    return _parse_rfc3339_ns(text)
+        if not _MIN_NS <= value <= _MAX_NS:
+            raise ValueError(f'strconv.ParseInt: parsing "{text}": value out of range')
+        return _clamped(value * 1_000_000_000 if len(text.lstrip("-")) <= 10 else value)
+    return _clamped(_parse_rfc3339_ns(text))
+
+
+def _clamped(ns: int) -> int:
+    return min(max(ns, _MIN_NS), _MAX_NS)
 
 
 def _is_float(text: str) -> bool:

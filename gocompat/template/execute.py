@@ -14,6 +14,7 @@ from gocompat.strconv import quote
 from gocompat.template.errors import GoError, TemplateExecError
 from gocompat.template.format import format_value
 from gocompat.template.funcspec import Func
+from gocompat.template.limits import reserve, tick
 from gocompat.template.nodes import (
     ActionNode,
     Arg,
@@ -79,6 +80,7 @@ class State:
         self.line = line
         self.timestamp_ns = timestamp_ns
         self.out: list[str] = []
+        self.size = 0  # characters in ``out``
         self.vars: list[list[Any]] = []
         self.node: Any = None
         self.depth = 0
@@ -122,10 +124,16 @@ class State:
             raise self.error(f"exceeded maximum template depth ({_MAX_EXEC_DEPTH})") from None
         return "".join(self.out)
 
+    def emit(self, text: str) -> None:
+        """Append to the output, within the render's size limit."""
+        self.size += len(text)
+        reserve(self.size)
+        self.out.append(text)
+
     def walk(self, dot: Any, node: Node) -> None:
         self.node = node
         if isinstance(node, TextNode):
-            self.out.append(node.text)
+            self.emit(node.text)
         elif isinstance(node, ActionNode):
             value = self.eval_pipeline(dot, node.pipe)
             if not node.pipe.decl:
@@ -148,7 +156,7 @@ class State:
 
     def print_value(self, node: Node, value: Any) -> None:
         self.node = node
-        self.out.append("<no value>" if value is None else format_value(value))
+        self.emit("<no value>" if value is None else format_value(value))
 
     def walk_if_or_with(self, dot: Any, node: IfNode | WithNode) -> None:
         mark = len(self.vars)
@@ -185,12 +193,17 @@ class State:
                 raise self.error(
                     f"can't use {format_value(value)} to iterate over more than one variable"
                 )
-            items = [(type(value)(i), type(value)(i)) for i in range(value)]
+            kind = type(value)
+            for i in range(value):
+                tick()
+                self.one_iteration(node, kind(i), kind(i))
+            return value > 0
         elif value is None:
             return False
         else:
             raise self.error(f"range can't iterate over {format_value(value)}")
         for index, elem in items:
+            tick()
             self.one_iteration(node, index, elem)
         return bool(items)
 
@@ -399,10 +412,12 @@ class State:
             argv.append(self.validate_type(final, self._param(func, len(call_args))))
         if func.builtin and name == "call":
             argv.insert(0, str(call_args[0]) if call_args else "")
+        tick()
         try:
-            if func.context:
-                return func.fn(self, *argv)
-            return func.fn(*argv)
+            result = func.fn(self, *argv) if func.context else func.fn(*argv)
+            if type(result) is str:
+                reserve(len(result))
+            return result
         except GoError as exc:
             self.node = node
             raise self.error(f"error calling {name}: {exc}") from exc

@@ -10,6 +10,7 @@ from typing import Any, Final
 from gocompat import regex as goregex
 from gocompat.template.errors import GoError
 from gocompat.template.funcspec import Func
+from gocompat.template.limits import reserve
 from gocompat.template.urls import query_escape, query_unescape
 from gocompat.template.values import NIL, LabelMap
 
@@ -62,17 +63,34 @@ def _trim_space(text: str) -> str:
     return text.strip(GO_SPACE_ALL)
 
 
+def _replaced_size(text: str, old: str, new: str, count: int) -> int:
+    """Length of ``text`` with ``count`` (-1: all) occurrences of ``old`` replaced."""
+    found = len(text) + 1 if old == "" else text.count(old)
+    if count >= 0:
+        found = min(found, count)
+    return len(text) + found * (len(new) - len(old))
+
+
 def _replace_n(text: str, old: str, new: str, count: int) -> str:
+    if len(new) > len(old):
+        reserve(_replaced_size(text, old, new, count))
     return text.replace(old, new) if count < 0 else text.replace(old, new, count)
+
+
+def _replace_all(old: str, new: str, text: str) -> str:
+    return _replace_n(text, old, new, -1)
 
 
 def _repeat(count: int, text: str) -> str:
     if count < 0:
         raise GoError("strings: negative Repeat count")
+    reserve(count * len(text))
     return text * count
 
 
 def _indent(spaces: int, text: str) -> str:
+    if spaces > 0:
+        reserve(len(text) + spaces * (text.count("\n") + 1))
     pad = _repeat(spaces, " ")
     return pad + text.replace("\n", "\n" + pad)
 
@@ -119,6 +137,7 @@ def _align(count: int, text: str, right: bool) -> str:
         return text
     pad = count - len(text)
     if pad > 0:
+        reserve(count)
         return " " * pad + text if right else text + " " * pad
     return text[len(text) - count :] if right else text[:count]
 
@@ -218,6 +237,10 @@ def _regex_replace_literal(regex: str, text: str, repl: str) -> str:
     return goregex.replace_all(regex, text, repl, literal=True)
 
 
+def _count(regex: str, text: str) -> int:
+    return goregex.count_matches(regex, text)
+
+
 def _f(fn: Any, *params: str, variadic: str | None = None) -> Func:
     return Func(fn, params, variadic)
 
@@ -240,7 +263,7 @@ TEXT_FUNCTIONS: Final = {
     "trimAll": _f(lambda cut, s: s.strip(cut), S, S),
     "trimPrefix": _f(lambda p, s: s.removeprefix(p), S, S),
     "trimSuffix": _f(lambda x, s: s.removesuffix(x), S, S),
-    "replace": _f(lambda old, new, s: s.replace(old, new), S, S, S),
+    "replace": _f(_replace_all, S, S, S),
     "trunc": _f(_trunc, "int", S),
     "substr": _f(_substr, "int", "int", S),
     "alignLeft": _f(lambda n, s: _align(n, s, False), "int", S),
@@ -258,6 +281,6 @@ TEXT_FUNCTIONS: Final = {
     "b64dec": _f(_b64dec, S),
     "regexReplaceAll": _f(_regex_replace, S, S, S),
     "regexReplaceAllLiteral": _f(_regex_replace_literal, S, S, S),
-    "count": _f(goregex.count_matches, S, S),
+    "count": _f(_count, S, S),
     "fromJson": _f(_from_json, S),
 }

@@ -7,6 +7,7 @@ from typing import Any
 
 from gocompat.strconv import format_float, quote, quote_rune
 from gocompat.template.format import format_value
+from gocompat.template.limits import reserve
 from gocompat.template.timefmt import GoTime
 from gocompat.template.values import NIL, LabelMap, type_name
 
@@ -28,6 +29,7 @@ class _Spec:
 def _pad(text: str, spec: _Spec, numeric: bool = False) -> str:
     if spec.width is None or len(text) >= spec.width:
         return text
+    reserve(spec.width)
     fill = spec.width - len(text)
     if spec.minus:
         return text + " " * fill
@@ -63,6 +65,7 @@ def _fmt_int(value: int, spec: _Spec) -> str | None:
     if verb == "X":
         digits = digits.upper()
     if spec.prec is not None:
+        reserve(spec.prec)
         digits = "" if spec.prec == 0 and value == 0 else digits.rjust(spec.prec, "0")
     prefix = ""
     if verb == "O" or (spec.sharp and verb == "o" and not digits.startswith("0")):
@@ -78,6 +81,7 @@ def _fmt_float(value: float, spec: _Spec) -> str | None:
     if verb not in "eEfFgG":
         return None
     prec = spec.prec if spec.prec is not None else (-1 if verb in "gG" else 6)
+    reserve(prec)
     text = format_float(value, verb, prec)
     if text == "NaN":
         return _pad(
@@ -166,10 +170,17 @@ class _Scanner:
         self.good_index = True
 
     def number(self) -> int | None:
+        """Go's ``parsenum``: a number too large to be a width or precision (more than
+        about 10^7) makes it skip to the end of the format (``%!(NOVERB)``)."""
         start = self.pos
-        while self.pos < len(self.fmt) and self.fmt[self.pos].isdigit():
+        value = 0
+        while self.pos < len(self.fmt) and "0" <= self.fmt[self.pos] <= "9":
+            if value > 1_000_000:
+                self.pos = len(self.fmt)
+                return None
+            value = value * 10 + ord(self.fmt[self.pos]) - 48
             self.pos += 1
-        return int(self.fmt[start : self.pos]) if self.pos > start else None
+        return value if self.pos > start else None
 
     def arg_index(self) -> None:
         if self.pos >= len(self.fmt) or self.fmt[self.pos] != "[":
@@ -216,7 +227,7 @@ def _parse_width_prec(sc: _Scanner, spec: _Spec, out: list[str]) -> None:
             spec.width = width
     else:
         spec.width = sc.number()
-    if sc.pos < len(sc.fmt) and sc.fmt[sc.pos] == ".":
+    if sc.pos + 1 < len(sc.fmt) and sc.fmt[sc.pos] == ".":
         sc.pos += 1
         sc.arg_index()
         if sc.pos < len(sc.fmt) and sc.fmt[sc.pos] == "*":

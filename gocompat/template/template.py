@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from gocompat.template.errors import TemplateParseError
 from gocompat.template.execute import State
+from gocompat.template.funcspec import Func
 from gocompat.template.functions import FUNCTIONS
 from gocompat.template.nodes import ActionNode, FieldNode, ListNode, TextNode
 from gocompat.template.parser import Parser
@@ -51,11 +53,18 @@ def _simple_fields(trees: Mapping[str, ListNode], name: str) -> tuple[str | Fiel
 class Template:
     """A parsed Go template, rendered once per log entry."""
 
-    __slots__ = ("_root", "_simple", "_trees", "name", "text")
+    __slots__ = ("_root", "_simple", "_trees", "funcs", "name", "text")
 
-    def __init__(self, text: str, name: str, trees: Mapping[str, ListNode]) -> None:
+    def __init__(
+        self,
+        text: str,
+        name: str,
+        trees: Mapping[str, ListNode],
+        funcs: Mapping[str, Func] = FUNCTIONS,
+    ) -> None:
         self.text = text
         self.name = name
+        self.funcs = funcs
         self._trees = trees
         self._root = trees[name]
         self._simple = _simple_fields(trees, name)
@@ -78,22 +87,34 @@ class Template:
         ``line`` is what ``__line__`` returns and ``timestamp_ns`` the entry time that
         ``__timestamp__`` returns.
         """
-        state = State(self.text, self.name, self._trees, FUNCTIONS, line, timestamp_ns)
+        state = State(self.text, self.name, self._trees, self.funcs, line, timestamp_ns)
         return state.execute(self._root, LabelMap(labels))
 
+    def execute(self, dot: Any, funcs: Mapping[str, Func] | None = None) -> str:
+        """Execute the template with ``dot`` as its data (Go's ``Execute``).
 
-def parse_template(text: str, *, name: str = "line") -> Template:
+        ``funcs`` replaces the function map the template was parsed with, for functions
+        bound to one execution (the ruler's ``query``); it must define the same names.
+        """
+        state = State(self.text, self.name, self._trees, funcs or self.funcs, "", 0)
+        return state.execute(self._root, dot)
+
+
+def parse_template(
+    text: str, *, name: str = "line", funcs: Mapping[str, Func] = FUNCTIONS
+) -> Template:
     """Parse Go template ``text``; raises TemplateError with Go's parse error text.
 
     ``name`` is the template name errors quote: Loki uses ``line`` for ``line_format``
-    and ``label`` for ``label_format``.
+    and ``label`` for ``label_format``. ``funcs`` is the function map (default: Go's
+    builtins plus the sprig and Loki functions of ``line_format``).
 
     >>> parse_template("{{.lvl | upper}}").render({"lvl": "info"}, line="", timestamp_ns=0)
     'INFO'
     """
-    parser = Parser(text, name, FUNCTIONS)
+    parser = Parser(text, name, funcs)
     try:
         trees = parser.parse()
     except RecursionError:
         raise TemplateParseError(f"template: {name}:1: max expression depth exceeded") from None
-    return Template(text, name, trees)
+    return Template(text, name, trees, funcs)

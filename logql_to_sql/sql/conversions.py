@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from logql_to_sql.sql.dialect import UDF_PARSE_VALUE, sql
+from logql_to_sql.sql.dialect import UDF_PARSE_VALUE, query_id, sql
 
 __all__ = [
     "Conversion",
@@ -37,7 +37,9 @@ class Conversion:
 
 
 def _fallback(kind: str, text: exp.Expr, field: str) -> exp.Expr:
-    call = exp.Anonymous(this=UDF_PARSE_VALUE, expressions=[exp.Literal.string(kind), text])
+    call = exp.Anonymous(
+        this=UDF_PARSE_VALUE, expressions=[exp.Literal.string(kind), text, query_id()]
+    )
     return exp.Dot(this=exp.paren(call), expression=exp.to_identifier(field))
 
 

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 __all__ = [
     "DIALECT",
+    "QUERY_VARIABLE",
     "UDF_IP_MATCH",
     "UDF_JSON_ERROR",
     "UDF_JSON_FIELDS",
@@ -25,6 +26,7 @@ __all__ = [
     "contains",
     "literal",
     "opaque",
+    "query_id",
     "regex_full_match",
     "regex_search",
     "sql",
@@ -34,7 +36,7 @@ DIALECT = "duckdb"
 """sqlglot dialect the compiled queries are rendered in."""
 
 UDF_TEMPLATE = "logql_template"
-"""Engine-provided function: (template, name, labels, line, ts) -> {text, error}."""
+"""Engine-provided function: (template, name, labels, line, ts, query id) -> {text, error}."""
 
 UDF_IP_MATCH = "logql_ip_match"
 """Engine-provided function: (text, ip pattern) -> whether an IP in text matches."""
@@ -55,8 +57,20 @@ VARCHAR), ``text`` read as Go reads label values: kind ``float`` (``strconv.Pars
 The compiled SQL calls it only for texts its own SQL does not read."""
 
 UDF_JSON_FIELDS = "logql_json_fields"
-"""Engine-provided function: line -> ``| json``'s flattened fields, LIST(STRUCT(key, value)),
-in line order with duplicates, names sanitised, number text kept (LOGQL.md 5.3)."""
+"""Engine-provided function: (line, query id) -> ``| json``'s flattened fields,
+LIST(STRUCT(key, value)), in line order with duplicates, names sanitised, number text kept
+(LOGQL.md 5.3)."""
+
+QUERY_VARIABLE = "logql_query"
+"""DuckDB variable the engine sets, per connection, to the id of the query it runs. The
+engine's Python functions get it as their last argument (:func:`query_id`) to find that
+query's deadline and budgets: they may run on any of DuckDB's threads."""
+
+
+def query_id() -> exp.Expr:
+    """The running query's id, as the engine's Python functions receive it."""
+    return exp.Anonymous(this="getvariable", expressions=[exp.Literal.string(QUERY_VARIABLE)])
+
 
 Value = exp.Expr | str | int | float | bool | None | list[str]
 

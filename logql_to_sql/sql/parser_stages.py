@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
-from logql_to_sql.sql.dialect import UDF_JSON_ERROR, UDF_JSON_FIELDS, UDF_JSON_PATH, sql
+from logql_to_sql.sql.dialect import UDF_JSON_ERROR, UDF_JSON_FIELDS, UDF_JSON_PATH, query_id, sql
 from logql_to_sql.sql.frame import (
     JSON_ERROR_DETAILS,
     JSON_EXACT,
@@ -122,7 +122,7 @@ def json_error_details(valid: exp.Expr | None = None) -> exp.Expr:
     return sql(
         "CASE WHEN :alike THEN NULL ELSE :udf END",
         alike=_read_alike(valid),
-        udf=exp.Anonymous(this=UDF_JSON_ERROR, expressions=[exp.column("line")]),
+        udf=exp.Anonymous(this=UDF_JSON_ERROR, expressions=[exp.column("line"), query_id()]),
     )
 
 
@@ -134,7 +134,7 @@ def json_error(details: exp.Expr) -> exp.Expr:
 def json_all() -> Parsed:
     """``| json``: every scalar field, nested objects flattened with ``_``, by the engine's
     ``UDF_JSON_FIELDS`` (DuckDB's JSON functions lose number text and duplicate keys)."""
-    entries = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line")])
+    entries = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line"), query_id()])
     return Parsed(
         entries=entries,
         error=json_error(exp.column(JSON_ERROR_DETAILS)),
@@ -174,7 +174,8 @@ def json_paths(extractions: tuple[ast.LabelExtraction, ...]) -> Parsed:
             # Malformed lines (values before the error count), numbers DuckDB rewrites
             # (1e3 as 1000.0), objects and arrays: as the reference's library reads them.
             exact=exp.Anonymous(
-                this=UDF_JSON_PATH, expressions=[exp.column("line"), exp.Literal.string(path)]
+                this=UDF_JSON_PATH,
+                expressions=[exp.column("line"), exp.Literal.string(path), query_id()],
             ),
         )
         items.append(sql("{'key': :k, 'value': :v}", k=extraction.name, v=value))
@@ -435,7 +436,7 @@ def json_lookup(keys: tuple[str, ...]) -> tuple[list[dict[str, exp.Expr]], dict[
         )
     # One parse: a malformed line makes the extraction fail (NULL).
     lookup = sql("TRY(json_extract(line, :p))", p=paths or ["$"])
-    fields = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line")])
+    fields = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line"), query_id()])
     steps = [
         {JSON_LOOKUP: lookup},
         {
@@ -446,7 +447,9 @@ def json_lookup(keys: tuple[str, ...]) -> tuple[list[dict[str, exp.Expr]], dict[
             JSON_ERROR_DETAILS: sql(
                 "CASE WHEN NOT :r THEN :udf END",
                 r=exp.column(JSON_READ_ALIKE),
-                udf=exp.Anonymous(this=UDF_JSON_ERROR, expressions=[exp.column("line")]),
+                udf=exp.Anonymous(
+                    this=UDF_JSON_ERROR, expressions=[exp.column("line"), query_id()]
+                ),
             ),
             JSON_EXACT: sql("CASE WHEN :e THEN :f END", e=exp.or_(*exact), f=fields),
         },

@@ -20,6 +20,7 @@ from logql_to_sql.sql.dialect import (
     UDF_TEMPLATE,
     contains,
     opaque,
+    query_id,
     regex_search,
     sql,
 )
@@ -156,6 +157,7 @@ def _render(template: str, kind: str, labels: exp.Expr) -> exp.Expr:
             labels,
             exp.column(LINE),
             exp.column(TS),
+            query_id(),
         ],
     )
 

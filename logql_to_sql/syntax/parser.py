@@ -72,17 +72,33 @@ class Parser(PipelineParser):
     # ------------------------------------------------------------ expressions
 
     def _parse_expr(self, min_prec: int = 1) -> a.Expr:
+        self._deeper()
+        try:
+            return self._parse_binary(min_prec)
+        finally:
+            self._depth -= 1
+
+    def _parse_binary(self, min_prec: int) -> a.Expr:
         left = self._parse_primary()
-        while True:
-            entry = BINARY_OPS.get(self.cur.type)
-            if entry is None or entry[0] < min_prec:
-                return left
-            prec, op = entry
-            self._advance()
-            return_bool = self._match(T.BOOL) is not None
-            matching = self._parse_vector_matching()
-            right = self._parse_expr(prec if op is a.BinaryOpType.POW else prec + 1)
-            left = make_binary(op, left, right, return_bool, matching)
+        chained = 0
+        try:
+            while True:
+                entry = BINARY_OPS.get(self.cur.type)
+                if entry is None or entry[0] < min_prec:
+                    return left
+                chained += 1
+                self._deeper()  # each operator nests the tree built so far one level
+                left = self._parse_operation(entry, left)
+        finally:
+            self._depth -= chained
+
+    def _parse_operation(self, entry: tuple[int, a.BinaryOpType], left: a.Expr) -> a.Expr:
+        prec, op = entry
+        self._advance()
+        return_bool = self._match(T.BOOL) is not None
+        matching = self._parse_vector_matching()
+        right = self._parse_expr(prec if op is a.BinaryOpType.POW else prec + 1)
+        return make_binary(op, left, right, return_bool, matching)
 
     def _parse_metric(self) -> a.Expr:
         expr = self._parse_expr()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from logql_to_sql.errors import ParseError
 from logql_to_sql.syntax import ast as a
 from logql_to_sql.syntax.cursor import Cursor, parse_number
 from logql_to_sql.syntax.tokens import TokenType
@@ -30,8 +31,30 @@ _LF_START = frozenset({T.IDENTIFIER, T.L_PAREN})
 _LF_PREC: dict[TokenType | None, int] = {T.OR: 1, T.AND: 2}
 
 
+MAX_DEPTH = 64
+"""Deepest expression accepted: nested parentheses, aggregations, chained binary
+operators and label-filter connectives. The reference's generated parser has no bound;
+ours is recursive, as are the printer and the compiler, so a deeper query gets a parse
+error instead of exhausting the stack (compile time also grows with the depth)."""
+
+
 class PipelineParser(Cursor):
     """Selectors, line filters, parsers, formatters and label filters."""
+
+    _depth = 0
+
+    def _deeper(self, levels: int = 1) -> None:
+        """Enter ``levels`` more levels of nesting; a parse error past :data:`MAX_DEPTH`."""
+        self._depth += levels
+        if self._depth > MAX_DEPTH:
+            tok = self.cur
+            raise ParseError(
+                f"syntax error: expression nested too deeply (more than {MAX_DEPTH} levels)",
+                tok.line,
+                tok.col,
+                tok.start,
+                tok.end,
+            )
 
     def _stage_parsers(self) -> dict[TokenType, Callable[[], a.Stage]]:
         return {
@@ -181,16 +204,23 @@ class PipelineParser(Cursor):
         """Emulates Loki's yacc conflict resolution: and/or are left-associative with
         ``and`` above ``or``; ``,`` and juxtaposition carry no precedence, so whatever
         follows them is shifted (grouped to the right)."""
+        self._deeper()
         left = self._parse_label_filter_primary()
-        while True:
-            more, op = self._label_filter_connective()
-            if not more or _reduces(outer, op):
-                return left
-            if op is not None:
-                self._advance()
-            right = self._parse_label_filter_expr(op)
-            node = a.OrLabelFilter if op is T.OR else a.AndLabelFilter
-            left = node(left, right)
+        chained = 0
+        try:
+            while True:
+                more, op = self._label_filter_connective()
+                if not more or _reduces(outer, op):
+                    return left
+                if op is not None:
+                    self._advance()
+                chained += 1
+                self._deeper()
+                right = self._parse_label_filter_expr(op)
+                node = a.OrLabelFilter if op is T.OR else a.AndLabelFilter
+                left = node(left, right)
+        finally:
+            self._depth -= chained + 1
 
     def _label_filter_connective(self) -> tuple[bool, TokenType | None]:
         t = self.cur.type

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,8 +70,8 @@ async def _scan(request: Request[Any, Any, Any]) -> _Scan:
     step_param(params, window)
     query = _log_query(params.get("query") or "")
     rt.require_ready()
-    entries = await asyncio.to_thread(
-        recent_entries, rt.engine, tenants, query, window.start_ns, window.end_ns, line_limit
+    entries = await rt.engine.call(
+        recent_entries, tenants, query, window.start_ns, window.end_ns, line_limit
     )
     return _Scan(entries, limit)
 

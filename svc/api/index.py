@@ -7,7 +7,6 @@ answers 404 ``not found`` once the parameters are valid.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from litestar import Request, Response, get, post
@@ -84,9 +83,7 @@ async def _index_stats(request: Request[Any, Any, Any]) -> Response[bytes]:
     rt.require_ready()
     total = IndexStats(0, 0, 0, 0)
     for tenant in tenants:
-        found = await asyncio.to_thread(
-            index_stats, rt.engine, tenant, matchers, window.start_ns, window.end_ns
-        )
+        found = await rt.engine.call(index_stats, tenant, matchers, window.start_ns, window.end_ns)
         total = IndexStats(
             total.streams + found.streams,
             total.chunks + found.chunks,
@@ -159,7 +156,7 @@ async def _volume(request: Request[Any, Any, Any], *, ranged: bool) -> Response[
         aggregate_by_series=by_series,
     )
     rt.require_ready()
-    result = await asyncio.to_thread(run_volume, rt.engine, tenants, volume_request)
+    result = await rt.engine.call(run_volume, tenants, volume_request)
     return json_response(volume_payload(result))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,9 +59,7 @@ async def _streams(request: Request[Any, Any, Any], selectors: list[str] | None 
     by_tenant = []
     for tenant in tenants:
         by_tenant.append(
-            await asyncio.to_thread(
-                matching_streams, rt.engine, tenant, parsed, window.start_ns, window.end_ns
-            )
+            await rt.engine.call(matching_streams, tenant, parsed, window.start_ns, window.end_ns)
         )
     return _Found(rt, tenants, by_tenant)
 

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
@@ -97,7 +96,7 @@ async def legacy_query(request: Request[Any, Any, Any]) -> Response[bytes]:
         raise BadRequestError(LEGACY_ONLY_STREAMS)
     rt.require_ready()
     query = LogQueryRequest(expr, window.start_ns, window.end_ns, limit, direction, interval)
-    streams, stats = await asyncio.to_thread(run_log_query, rt.engine, tenants[0], query)
+    streams, stats = await rt.engine.call(run_log_query, tenants[0], query)
     return json_response({"streams": legacy_streams(streams), "stats": stats_object(stats)})
 
 
@@ -116,8 +115,8 @@ async def _label_streams(request: Request[Any, Any, Any]) -> list[Any]:
     rt.require_ready()
     streams: list[Any] = []
     for tenant in tenants:
-        streams += await asyncio.to_thread(
-            matching_streams, rt.engine, tenant, selectors, window.start_ns, window.end_ns
+        streams += await rt.engine.call(
+            matching_streams, tenant, selectors, window.start_ns, window.end_ns
         )
     return streams
 

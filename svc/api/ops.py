@@ -32,7 +32,7 @@ from svc.runtime import Runtime
 
 __all__ = ["error_text", "ops_routes"]
 
-_TEXT = "text/plain; charset=utf-8"
+_TEXT = "text/plain"  # litestar appends "; charset=utf-8"
 _SHUTDOWN_REFUSED = "Ingester is stopping or already stopped."
 _DELETION_OFF = "deletion is not available for this tenant"
 _TRUE = ("1", "t", "true")
@@ -70,8 +70,8 @@ def _flag(value: str | None, default: bool) -> bool:
 
 @get("/services")
 async def services(request: Request[Any, Any, Any]) -> Response[bytes]:
-    """``<service> => <State>`` per internal service."""
-    lines = [f"{s.name} => {s.state}\n" for s in runtime(request).services]
+    """``<service> => <State>`` per internal service (with the reason when degraded)."""
+    lines = [f"{s.name} => {s.describe()}\n" for s in runtime(request).services]
     return Response("".join(lines).encode(), media_type=_TEXT)
 
 

@@ -6,11 +6,13 @@ and raises BadRequestError with the spec's message.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gocompat.durations import format_go_duration, format_prom_duration, parse_prom_or_go_duration
+from gocompat.strconv import parse_float
 from logql_to_sql import Direction
 from svc.errors import BadRequestError
 from svc.timestamps import parse_timestamp_ns
@@ -27,6 +29,8 @@ __all__ = [
 
 HOUR_NS = 3_600 * 1_000_000_000
 MAX_POINTS = 11_000
+_MAX_INT64 = (1 << 63) - 1
+_MIN_INT64 = -(1 << 63)
 
 
 class Params:
@@ -140,13 +144,20 @@ def direction_param(params: Params) -> Direction:
 
 
 def _seconds_or_duration_ns(params: Params, name: str) -> int | None:
+    """Go's ``parseSecondsOrDuration``: float seconds (``strconv.ParseFloat``), else a
+    Prometheus duration; a value past int64 nanoseconds is an error, and NaN converts as
+    Go's does on amd64 (the most negative duration)."""
     text = params.get(name)
     if text is None:
         return None
-    try:
-        return round(float(text) * 1e9)
-    except ValueError:
-        pass
+    seconds = parse_float(text)
+    if seconds is not None:
+        if math.isnan(seconds):
+            return _MIN_INT64
+        ns = seconds * 1e9
+        if not float(_MIN_INT64) <= ns <= float(_MAX_INT64):
+            raise BadRequestError(f'cannot parse "{text}" to a valid duration. It overflows int64')
+        return min(round(ns), _MAX_INT64)
     try:
         return parse_prom_or_go_duration(text)
     except ValueError as exc:

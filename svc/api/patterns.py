@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from litestar import Request, Response, get
@@ -56,9 +55,8 @@ async def patterns(request: Request[Any, Any, Any]) -> Response[bytes]:
     step = step_param(params, window)
     matchers = selector_matchers(params.get("query") or "")
     rt.require_ready()
-    found = await asyncio.to_thread(
+    found = await rt.engine.call(
         query_patterns,
-        rt.engine,
         tenants,
         PatternsRequest(matchers, window.start_ns, window.end_ns, step),
         config,

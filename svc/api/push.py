@@ -45,7 +45,7 @@ def check_blocked(rt: Runtime, tenant: str) -> Response[bytes] | None:
     message = (
         f"ingestion blocked for user {tenant} until '{until_text}' with status code '{status}'"
     )
-    return Response(message.encode(), status_code=status, media_type="text/plain; charset=utf-8")
+    return Response(message.encode(), status_code=status, media_type="text/plain")
 
 
 @post(api_paths("/push", "/api/prom/push"), status_code=200)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from typing import Any
@@ -27,7 +26,7 @@ from svc.api.parquet_results import (
     parquet_response,
     streams_parquet,
 )
-from svc.api.responses import json_response, stats_object
+from svc.api.responses import json_response, stats_object, success_envelope
 from svc.errors import BadRequestError
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import (
@@ -40,7 +39,7 @@ from svc.query.metric_queries import (
 from svc.query.streams import ResultStream
 from svc.runtime import Runtime
 
-__all__ = ["query", "query_range"]
+__all__ = ["query", "query_post", "query_range", "query_range_post"]
 
 _LOG_INSTANT_MESSAGE = (
     "log queries are not supported as an instant query type, please change your query to a "
@@ -84,7 +83,7 @@ async def _log_query(
     request: LogQueryRequest,
     parquet: str | None = None,
 ) -> Response[bytes]:
-    streams, stats = await asyncio.to_thread(run_log_query, rt.engine, tenant, request)
+    streams, stats = await rt.engine.call(run_log_query, tenant, request)
     if parquet:
         return parquet_response(streams_parquet(streams), parquet)
     data: dict[str, Any] = {"resultType": "streams"}
@@ -92,7 +91,7 @@ async def _log_query(
         data["encodingFlags"] = [CATEGORIZE_FLAG]
     data["result"] = streams_payload(streams)
     data["stats"] = stats_object(stats)
-    return json_response({"status": "success", "data": data})
+    return json_response(success_envelope(data, stats))
 
 
 def _tenant(rt: Runtime, request: Request[Any, Any, Any]) -> tuple[str, ...]:
@@ -154,6 +153,16 @@ async def _query_range(request: Request[Any, Any, Any]) -> Response[bytes]:
 @get(api_paths("/query"))
 async def query(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Instant query: metric queries only."""
+    return await _query(request)
+
+
+@post(api_paths("/query"), status_code=200)
+async def query_post(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Instant query with parameters in a urlencoded form body (how rulers send it)."""
+    return await _query(request)
+
+
+async def _query(request: Request[Any, Any, Any]) -> Response[bytes]:
     rt = runtime(request)
     tenant = _tenant(rt, request)
     params = await request_params(request)
@@ -183,9 +192,8 @@ async def _metric_query(
     instant: bool,
     parquet: str | None = None,
 ) -> Response[bytes]:
-    result, stats = await asyncio.to_thread(
+    result, stats = await rt.engine.call(
         run_metric_query,
-        rt.engine,
         tenant,
         expr,
         grid,
@@ -195,12 +203,8 @@ async def _metric_query(
     if parquet:
         return parquet_response(metric_result_parquet(result), parquet)
     kind, payload = metric_payload(result, instant=instant)
-    return json_response(
-        {
-            "status": "success",
-            "data": {"resultType": kind, "result": payload, "stats": stats_object(stats)},
-        }
-    )
+    data = {"resultType": kind, "result": payload, "stats": stats_object(stats)}
+    return json_response(success_envelope(data, stats))
 
 
 def metric_payload(result: MetricResult, *, instant: bool) -> tuple[str, Any]:

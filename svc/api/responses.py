@@ -9,7 +9,7 @@ from litestar import Response
 
 from svc.query.engine import ScanStats
 
-__all__ = ["json_response", "stats_object", "text_response"]
+__all__ = ["json_response", "stats_object", "success_envelope", "text_response"]
 
 _encode = msgspec.json.Encoder().encode
 
@@ -25,9 +25,19 @@ def json_response(payload: Any, status: int = 200) -> Response[bytes]:
     return Response(body + b"\n", status_code=status, media_type="application/json")
 
 
+def success_envelope(data: Any, stats: ScanStats) -> dict[str, Any]:
+    """``{"status": "success", "warnings": [...], "data": ...}``, warnings only when there
+    are any (the reference's order)."""
+    envelope: dict[str, Any] = {"status": "success"}
+    if stats.warnings:
+        envelope["warnings"] = list(stats.warnings)
+    envelope["data"] = data
+    return envelope
+
+
 def text_response(message: str, status: int) -> Response[bytes]:
     """Plain-text body, no trailing newline (the query endpoints' error shape)."""
-    return Response(message.encode(), status_code=status, media_type="text/plain; charset=utf-8")
+    return Response(message.encode(), status_code=status, media_type="text/plain")
 
 
 def _chunk_stats(rows: int, line_bytes: int, compressed: int, head: bool) -> dict[str, int]:

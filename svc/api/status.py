@@ -42,7 +42,7 @@ def _http_error(message: str, status: int) -> Response[bytes]:
     return Response(
         (message + "\n").encode(),
         status_code=status,
-        media_type="text/plain; charset=utf-8",
+        media_type="text/plain",
         headers={"X-Content-Type-Options": "nosniff"},
     )
 

@@ -193,7 +193,7 @@ async def _serve(
         query = LogQueryRequest(
             request.query, request.start_ns, history_end, request.limit, Direction.BACKWARD
         )
-        streams, _ = await asyncio.to_thread(run_log_query, rt.engine, request.tenant, query)
+        streams, _ = await rt.engine.call(run_log_query, request.tenant, query)
         history = sorted(
             (TailEntry(s.labels, ts, line) for s in streams for ts, line in s.values),
             key=lambda e: e.ts,

@@ -108,8 +108,11 @@ def decode_otlp(
     data = decode_content_encoding(body, content_encoding, limits, allowed=_ENCODINGS)
     request = _parse_json(data) if kind == _JSON else _parse_protobuf(data)
     streams: dict[str, _Stream] = {}
-    for resource_logs in request.resource_logs:
-        _add_resource(streams, resource_logs, promoted_resource_attributes, now_ns)
+    try:
+        for resource_logs in request.resource_logs:
+            _add_resource(streams, resource_logs, promoted_resource_attributes, now_ns)
+    except RecursionError:
+        raise BadRequestError(_TOO_DEEP) from None
     return [_finish(key, stream, limits, now_ns) for key, stream in streams.items()]
 
 
@@ -156,14 +159,30 @@ def _hex_to_base64(field: str, text: str) -> str:
         raise BadRequestError(f"invalid {field} {text!r}: expected hex") from exc
 
 
+_TOO_DEEP = "failed to parse OTLP logs: values nested too deeply"
+
+
 def _parse_json(data: bytes) -> ExportLogsServiceRequest:
     try:
-        document = msgspec.json.decode(data)
+        document = msgspec.json.decode(data.decode("utf-8", "replace"))
+    except msgspec.DecodeError as exc:
+        raise BadRequestError(f"failed to parse OTLP logs JSON: {exc}") from exc
+    except RecursionError:
+        raise BadRequestError(_TOO_DEEP) from None
+    if document is None:
+        document = {}  # Go's OTLP JSON reader takes `null` for an empty request
+    if not isinstance(document, dict):
+        raise BadRequestError(
+            f"failed to parse OTLP logs JSON: expected an object, got {type(document).__name__}"
+        )
+    try:
         _hex_ids_to_base64(document)
         request = ExportLogsServiceRequest()
         json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (msgspec.DecodeError, json_format.ParseError) as exc:
+    except json_format.ParseError as exc:
         raise BadRequestError(f"failed to parse OTLP logs JSON: {exc}") from exc
+    except RecursionError:
+        raise BadRequestError(_TOO_DEEP) from None
     return request
 
 

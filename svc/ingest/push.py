@@ -132,7 +132,12 @@ def _json_stream(stream: _JsonStream, index: int, limits: PushLimits, now_ns: in
 
 def _decode_json(data: bytes, limits: PushLimits, now_ns: int) -> list[PushStream]:
     try:
-        request = _JSON_DECODER.decode(data)
+        try:
+            request = _JSON_DECODER.decode(data)
+        except UnicodeDecodeError:
+            # Go keeps invalid UTF-8 in strings and shows it as U+FFFD; store it so, as
+            # the protobuf path does.
+            request = _JSON_DECODER.decode(data.decode("utf-8", "replace").encode())
     except msgspec.DecodeError as exc:
         raise BadRequestError(str(exc)) from exc
     streams = [

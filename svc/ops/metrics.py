@@ -37,7 +37,7 @@ __all__ = ["CONTENT_TYPE", "Metrics", "route_label"]
 
 http_log = logging.getLogger("svc.http")
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+CONTENT_TYPE = "text/plain; version=0.0.4"  # litestar appends "; charset=utf-8"
 
 _REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100)
 _FSYNC_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
@@ -70,6 +70,7 @@ class _StoreCollector(Collector):
     def collect(self) -> Iterable[Metric]:
         yield from self._head()
         yield from self._files()
+        yield from self._faults()
         flushes = CounterMetricFamily(
             "svc_ingester_flushes", "Flushes of the in-memory head to Parquet files."
         )
@@ -80,10 +81,59 @@ class _StoreCollector(Collector):
             "1 for the state each internal service is in (GET /services).",
             labels=["service", "state"],
         )
+        degraded = GaugeMetricFamily(
+            "svc_service_degraded",
+            "1 when a running service is degraded (the reason is on GET /services).",
+            labels=["service"],
+        )
         for service in self.services:
             for state in State:
                 states.add_metric([service.name, str(state)], float(service.state is state))
+            degraded.add_metric([service.name], float(service.degraded() is not None))
         yield states
+        yield degraded
+
+    def _faults(self) -> Iterable[Metric]:
+        """Counters of storage faults met and handled."""
+        store, wal, guard = self.store, self.store.wal, self.store.disk_guard
+        counters = [
+            (
+                "svc_wal_write_failures",
+                "WAL batches that could not be made durable (their pushes got 503).",
+                wal.write_failures_total,
+            ),
+            (
+                "svc_wal_corrupt_records",
+                "Damaged spans of WAL segments skipped at replay (each lost one record or more).",
+                wal.corrupt_records_total,
+            ),
+            (
+                "svc_ingester_flush_failures",
+                "Flushes that failed (their entries stay in memory and in the WAL).",
+                store.flush_failures_total,
+            ),
+            (
+                "svc_lake_quarantined_files",
+                "Lake files found missing or damaged and moved to quarantine.",
+                store.quarantined_files_total,
+            ),
+            (
+                "svc_ingester_wal_disk_full_failures",
+                "Times disk usage reached ingester.wal.disk_full_threshold (pushes refused).",
+                guard.throttle_events_total,
+            ),
+        ]
+        for name, documentation, value in counters:
+            counter = CounterMetricFamily(name, documentation)
+            counter.add_metric([], value)
+            yield counter
+        if guard.usage is not None:
+            usage = GaugeMetricFamily(
+                "svc_ingester_wal_disk_usage_percent",
+                "Used share (0 to 1) of the data directory's filesystem at the last check.",
+            )
+            usage.add_metric([], guard.usage)
+            yield usage
 
     def _head(self) -> Iterable[Metric]:
         head = self.store.head

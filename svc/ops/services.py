@@ -9,6 +9,10 @@ A :class:`Service` wraps a ``starting`` and a ``stopping`` callable; the
 dependencies are not all Running is not started and stays New) and stops them in
 reverse order. A failure is recorded on the service, never raised to the caller, so
 ``/services`` and ``/ready`` can show it.
+
+A Running service can also be *degraded*: it serves, but something needs an operator (the
+storage services report damaged files they set aside). ``/services`` then prints the
+reason after the state, ``wal => Running (degraded: ...)``; ``/ready`` stays 200.
 """
 
 from __future__ import annotations
@@ -63,9 +67,11 @@ class Service:
         stopping: Callable[[], None] = _noop,
         *,
         depends_on: tuple[str, ...] = (),
+        degraded: Callable[[], str | None] | None = None,
     ) -> None:
         self.name = name
         self.depends_on = depends_on
+        self._degraded = degraded
         self._starting = starting
         self._stopping = stopping
         self._state = State.NEW
@@ -77,6 +83,20 @@ class Service:
     def state(self) -> State:
         """The current state."""
         return self._state
+
+    def degraded(self) -> str | None:
+        """Why the Running service is degraded, or None."""
+        if self._degraded is None or self._state is not State.RUNNING:
+            return None
+        try:
+            return self._degraded()
+        except OSError as exc:
+            return f"cannot tell: {exc}"
+
+    def describe(self) -> str:
+        """The state as ``/services`` prints it, with the reason when degraded."""
+        reason = self.degraded()
+        return str(self._state) if reason is None else f"{self._state} (degraded: {reason})"
 
     def _move(self, new: State) -> None:
         with self._cond:

@@ -7,20 +7,32 @@ tenant ID), ``streams`` the tenant's stream index as an Arrow table.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import dataclasses
+import functools
 import itertools
+import re
+import shutil
 import threading
 import time
 import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from logql_to_sql import DIALECT, LogQueryPlan
+from gocompat.durations import format_humanize_bytes
+from logql_to_sql import DIALECT, QUERY_VARIABLE, LogQueryPlan
 from schemas.log_rows import HEAD_SCHEMA
-from svc.errors import GatewayTimeoutError
+from svc.errors import BadRequestError, GatewayTimeoutError
+from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
 from svc.query.file_metadata import NO_METADATA, file_has_metadata, table_has_metadata
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
@@ -30,15 +42,46 @@ from svc.storage.store import Store, StoreView
 __all__ = ["AnyView", "QueryEngine", "ScanStats"]
 
 AnyView = StoreView | MultiView
+_P = ParamSpec("_P")
+_RESULT_BATCH_ROWS = 65_536
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "query_deadline", default=None
+)
+"""``time.monotonic()`` by which the request's queries must finish, set by :meth:`call`."""
+_T = TypeVar("_T")
 
 warnings.filterwarnings(
     "ignore", message="Arrow output on a DB-API result makes an extra copy", category=UserWarning
 )
 
-_TIMEOUT_MESSAGE = (
-    "request timed out, decrease the duration of the request or add more label matchers "
-    "(prefer exact match over regex match) to reduce the amount of data processed"
+
+def too_much_memory(limit: int) -> BadRequestError:
+    """The answer for a query that does not fit in the engine's memory (the reference's
+    "query too large" message; 400 as its size limits)."""
+    size = format_humanize_bytes(limit)
+    return BadRequestError(
+        f"un-shardable query too large to execute on a single querier: (query: more than "
+        f"{size} of memory, limit: {size}); consider adding more specific stream selectors "
+        "or reduce the time range of the query"
+    )
+
+
+_UNREADABLE_RETRIES = 3
+_UNREADABLE_WARNING = (
+    "some stored data could not be read and was set aside; the result may be incomplete"
 )
+# What DuckDB's Parquet reader raises on a damaged or missing file: a bare ``Error``
+# (thrift), an ``IOException``, or an ``InvalidInputException`` saying so. A query's own
+# runtime errors (conversions, ranges, ...) are never blamed on a file.
+_FILE_TROUBLE = re.compile(
+    r"(?i)parquet|magic bytes|corrupt|decompress|failed to read file|too small|zstd|snappy"
+)
+
+
+def _blames_a_file(exc: duckdb.Error) -> bool:
+    if type(exc) in (duckdb.Error, duckdb.IOException):
+        return True
+    return isinstance(exc, duckdb.InvalidInputException) and bool(_FILE_TROUBLE.search(str(exc)))
 
 
 @dataclass
@@ -58,6 +101,8 @@ class ScanStats:
     margin_exhausted: bool = False
     """A limited log query read all the entries its plan allows (``LogQueryPlan.margin``)
     and still found fewer distinct ones than the limit: a larger margin may find more."""
+    warnings: list[str] = field(default_factory=list)
+    """Shown to the client in the response's ``warnings`` (files left out as unreadable)."""
 
 
 class QueryEngine:
@@ -70,14 +115,46 @@ class QueryEngine:
         timeout_seconds: float,
         scan_group_rows: int = 4_000_000,
         threads: int = 2,
+        memory_limit: int | None = None,
+        spill_dir: Path | None = None,
+        template_line_chars: int = 4 * 1024 * 1024,
+        template_query_chars: int = 1024 * 1024 * 1024,
+        max_concurrent: int = 4,
     ) -> None:
         self.store = store
         self.scan_group_rows = scan_group_rows
         self.timeout_seconds = timeout_seconds
-        self._db = duckdb.connect(config={"threads": threads})
+        self.template_line_chars = template_line_chars
+        self.template_query_chars = template_query_chars
+        config: dict[str, Any] = {"threads": threads}
+        self.memory_limit = memory_limit
+        if memory_limit is not None:
+            config["memory_limit"] = f"{memory_limit}B"
+        if spill_dir is not None:
+            # Only the engine writes there; what a killed process left is garbage.
+            shutil.rmtree(spill_dir, ignore_errors=True)
+            spill_dir.mkdir(parents=True, exist_ok=True)
+            config["temp_directory"] = str(spill_dir)
+        self._db = duckdb.connect(config=config)
+        # Queries get their own threads: heavy ones then queue here, never in front of the
+        # default executor that /metrics, /flush and the WAL's helpers use.
+        self._pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="query")
         register_udfs(self._db)
         self._names = itertools.count()
         self._lock = threading.Lock()
+
+    async def call(
+        self, fn: Callable[Concatenate[QueryEngine, _P], _T], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """``fn(self, *args)`` on one of the engine's query threads, off the event loop.
+
+        Every statement ``fn`` executes shares one deadline, ``query_timeout`` from now
+        (time spent waiting for a thread counts, as in the reference's queue).
+        """
+        context = contextvars.copy_context()
+        context.run(_DEADLINE.set, time.monotonic() + self.timeout_seconds)
+        run = functools.partial(context.run, fn, self, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, run)
 
     def view(self, tenants: tuple[str, ...], start_ns: int, end_ns: int) -> AnyView:
         """What a query of these tenants reads (their union when there are several)."""
@@ -143,28 +220,88 @@ class QueryEngine:
     def execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
         """Bind ``logs``/``streams`` to the view, run, return the Arrow result.
 
-        ``select`` is a compiled tree or its rendered text (a cached plan).
+        ``select`` is a compiled tree or its rendered text (a cached plan). When a file
+        of the view turns out unreadable, the store quarantines it and the query runs
+        again without it, with a warning in ``stats``.
         """
+        for _ in range(_UNREADABLE_RETRIES):
+            try:
+                return self._execute(select, view, stats)
+            except duckdb.Error as exc:
+                dropped = self._unreadable(view, exc)
+                if not dropped:
+                    raise
+                view = _without_files(view, dropped)
+                if _UNREADABLE_WARNING not in stats.warnings:
+                    stats.warnings.append(_UNREADABLE_WARNING)
+        return self._execute(select, view, stats)
+
+    def _unreadable(self, view: AnyView, exc: duckdb.Error) -> set[str]:
+        """The view's files a DuckDB error is due to, now quarantined (empty: none)."""
+        if not view.files or not _blames_a_file(exc):
+            return set()
+        return set(self.store.quarantine_unreadable(view.files, str(exc)))
+
+    def _execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
         started = time.perf_counter()
+        deadline = _DEADLINE.get()
+        remaining = self.timeout_seconds if deadline is None else deadline - time.monotonic()
+        if remaining <= 0:
+            raise GatewayTimeoutError(TIMEOUT_MESSAGE)
         cursor = self._db.cursor()
         try:
-            sql = self.bound_sql(select, view, cursor)
-            timer = threading.Timer(self.timeout_seconds, cursor.interrupt)
-            timer.start()
-            try:
-                # A statement run directly: ``cursor.sql`` would bind it once more to
-                # describe a relation first (about 8 ms on a pipeline's SQL). The copy the
-                # warning mentions is of the result rows only: small for limited log
-                # queries and aggregated samples, linear in the rows for the others.
-                result = cursor.execute(sql).to_arrow_table()
-            except duckdb.InterruptException as exc:
-                raise GatewayTimeoutError(_TIMEOUT_MESSAGE) from exc
-            finally:
-                timer.cancel()
+            with registered(
+                remaining,
+                line_chars=self.template_line_chars,
+                query_chars=self.template_query_chars,
+            ) as context:
+                sql = self.bound_sql(select, view, cursor)
+                cursor.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
+                result = self._run(cursor, sql, context, remaining)
         finally:
             cursor.close()
         stats.exec_seconds += time.perf_counter() - started
         return result
+
+    def _run(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        sql: str,
+        context: QueryContext,
+        timeout_seconds: float,
+    ) -> pa.Table:
+        """Execute under the query's deadline; engine failures become the service's answers.
+
+        The timer interrupts DuckDB's own work at the deadline; our Python functions stop
+        themselves (they check the context), and the reason they recorded wins.
+        """
+        timer = threading.Timer(timeout_seconds, cursor.interrupt)
+        timer.start()
+        try:
+            # A statement run directly: ``cursor.sql`` would bind it once more to describe
+            # a relation first (about 8 ms on a pipeline's SQL). The result is read in
+            # batches so that one outside DuckDB's memory limit (say, millions of series
+            # before the series limit is checked) stops at the result budget.
+            reader = cursor.execute(sql).to_arrow_reader(_RESULT_BATCH_ROWS)
+            if reader is None:  # a statement without a result set
+                return pa.table({})
+            batches, size = [], 0
+            for batch in reader:
+                size += batch.nbytes
+                if self.memory_limit and size > self.memory_limit // 4:
+                    raise too_much_memory(self.memory_limit)
+                batches.append(batch)
+            return pa.Table.from_batches(batches, schema=reader.schema)
+        except duckdb.Error as exc:
+            if context.reason is not None:
+                raise context.reason from exc
+            if isinstance(exc, duckdb.InterruptException):
+                raise GatewayTimeoutError(TIMEOUT_MESSAGE) from exc
+            if isinstance(exc, duckdb.OutOfMemoryException) and self.memory_limit:
+                raise too_much_memory(self.memory_limit) from exc
+            raise
+        finally:
+            timer.cancel()
 
     def bound_sql(
         self, select: exp.Select | str, view: AnyView, cursor: duckdb.DuckDBPyConnection
@@ -224,8 +361,21 @@ class QueryEngine:
         return name
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Stop the query threads and close the database connection."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
         self._db.close()
+
+
+def _without_files(view: AnyView, paths: set[str]) -> AnyView:
+    """The view without the files at ``paths``."""
+    if isinstance(view, MultiView):
+        parts = [(_without_store_files(part, paths), mask) for part, mask in view.parts]
+        return dataclasses.replace(view, parts=parts)
+    return _without_store_files(view, paths)
+
+
+def _without_store_files(view: StoreView, paths: set[str]) -> StoreView:
+    return dataclasses.replace(view, files=[f for f in view.files if f.path not in paths])
 
 
 def _sql_string(text: str) -> str:

@@ -55,7 +55,9 @@ def parse_value(kind: str, text: str) -> Parsed:
         return None, None, str(exc)
 
 
-def parse_values_batch(kinds: pa.ChunkedArray, texts: pa.ChunkedArray) -> pa.Array:
+def parse_values_batch(
+    kinds: pa.Array | pa.ChunkedArray, texts: pa.Array | pa.ChunkedArray
+) -> pa.Array:
     """The function over one batch (a constant kind, any texts)."""
     kind_values = kinds.to_pylist()
     rows = [

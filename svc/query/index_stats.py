@@ -105,7 +105,12 @@ def stream_usage(
         summaries[row.path].append(row)
     window = _Window(start_ns, end_ns, step_ns)
     for entry in view.files:
-        _file_usage(report, view, entry, summaries.get(entry.path), wanted, window)
+        try:
+            _file_usage(report, view, entry, summaries.get(entry.path), wanted, window)
+        except (OSError, pa.ArrowException) as exc:
+            # A damaged file is set aside and counts for nothing, as for queries.
+            if not store.quarantine_unreadable([entry], str(exc)):
+                raise
     for table in view.head_tables:
         _head_usage(report, table, wanted, window)
     return report

@@ -87,7 +87,9 @@ def _flatten(pairs: tuple[tuple[str, Any], ...], prefix: str, out: Fields) -> No
             out.append((name, "false"))
 
 
-def json_paths_batch(lines: pa.ChunkedArray, paths: pa.ChunkedArray) -> pa.Array:
+def json_paths_batch(
+    lines: pa.Array | pa.ChunkedArray, paths: pa.Array | pa.ChunkedArray
+) -> pa.Array:
     """``path_value`` of each line and path."""
     return pa.array(
         [

@@ -2,12 +2,16 @@
 
 ``logql_ip_match(text, pattern)``: whether an IP address found in ``text`` lies in
 ``pattern`` (one address, a CIDR or an ``a-b`` range), as the ``ip()`` filters scan
-(LOGQL.md 5.2). ``logql_json_fields(line)``: ``| json``'s fields (``json_fields``).
-``logql_template(template, kind, labels, line, ts)``: a Go template's
+(LOGQL.md 5.2). ``logql_json_fields(line, query)``: ``| json``'s fields (``json_fields``).
+``logql_template(template, kind, labels, line, ts, query)``: a Go template's
 output or error, for ``line_format`` and ``label_format``. ``logql_parse_value(kind,
-text)``: a label value read as Go reads numbers, durations and sizes (``go_values``).
-``logql_json_error(line)`` and ``logql_json_path(line, path)``: ``| json``'s error details
-and the text of a path's value, as the reference's JSON library gives them.
+text, query)``: a label value read as Go reads numbers, durations and sizes (``go_values``).
+``logql_json_error(line, query)`` and ``logql_json_path(line, path, query)``: ``| json``'s
+error details and the text of a path's value, as the reference's JSON library gives them.
+
+``query`` is the id of the running query (:mod:`svc.query.context`): the functions work in
+slices of :data:`_SLICE_ROWS` rows and check the query's deadline between them, and
+renders stay within its output budgets.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ from functools import lru_cache
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 from duckdb.func import FunctionNullHandling, PythonUDFType
 
 from gocompat.template import Template, TemplateError, parse_template
+from gocompat.template.limits import OutputTooLarge, render_limits
 from logql_to_sql import (
     UDF_IP_MATCH,
     UDF_JSON_ERROR,
@@ -31,6 +37,7 @@ from logql_to_sql import (
     UDF_PARSE_VALUE,
     UDF_TEMPLATE,
 )
+from svc.query.context import QueryContext, line_too_large, lookup
 from svc.query.go_values import VALUE_TYPE, parse_values_batch
 from svc.query.json_fields import json_errors_batch, json_fields_batch, json_paths_batch
 from svc.query.template_batch import render_batch
@@ -83,12 +90,17 @@ def _ip_match(texts: pa.ChunkedArray, patterns: pa.ChunkedArray) -> pa.Array:
     return pa.array(out, pa.bool_())
 
 
+_SLICE_ROWS = 128
+"""Rows a Python function handles between two checks of its query's deadline."""
+
+
 def _template(
     templates: pa.ChunkedArray,
     kinds: pa.ChunkedArray,
     labels: pa.ChunkedArray,
     lines: pa.ChunkedArray,
     timestamps: pa.ChunkedArray,
+    query_ids: pa.ChunkedArray,
 ) -> pa.Array:
     text = templates[0].as_py() if len(templates) else ""
     kind = kinds[0].as_py() if len(kinds) else "line"
@@ -99,10 +111,89 @@ def _template(
         return pa.StructArray.from_arrays(
             [pa.nulls(len(lines), pa.string()), errors], names=["text", "error"]
         )
-    rendered, errors = render_batch(
-        template, labels.combine_chunks(), lines.combine_chunks(), timestamps.combine_chunks()
-    )
+    context = lookup(query_ids[0].as_py() if len(query_ids) else None)
+    label_rows, line_rows = labels.combine_chunks(), lines.combine_chunks()
+    ts_rows = timestamps.combine_chunks()
+    parts = []
+    for start in range(0, len(line_rows), _SLICE_ROWS):
+        end = start + _SLICE_ROWS
+        parts.append(
+            _render_slice(
+                template, context, label_rows[start:end], line_rows[start:end], ts_rows[start:end]
+            )
+        )
+    if not parts:
+        return pa.StructArray.from_arrays(
+            [pa.array([], pa.string()), pa.array([], pa.string())], names=["text", "error"]
+        )
+    return pa.concat_arrays(parts)
+
+
+def _render_slice(
+    template: Template,
+    context: QueryContext | None,
+    labels: pa.MapArray,
+    lines: pa.StringArray,
+    timestamps: pa.Int64Array,
+) -> pa.StructArray:
+    """One slice of a template call, within its query's deadline and output budgets."""
+    if context is None:
+        rendered, errors = render_batch(template, labels, lines, timestamps)
+    else:
+        context.check()
+        try:
+            with render_limits(context.render_limits()):
+                rendered, errors = render_batch(template, labels, lines, timestamps)
+        except OutputTooLarge as exc:
+            raise context.fail(line_too_large(exc)) from None
+        context.add_output(pc.sum(pc.utf8_length(rendered)).as_py() or 0)
     return pa.StructArray.from_arrays([rendered, errors], names=["text", "error"])
+
+
+def _json_fields(lines: pa.ChunkedArray, query_ids: pa.ChunkedArray) -> pa.Array:
+    return _in_slices(json_fields_batch, lines.combine_chunks(), query_ids)
+
+
+def _in_slices(
+    function: Callable[..., pa.Array],
+    rows: pa.Array,
+    query_ids: pa.ChunkedArray,
+    *arguments: pa.Array,
+) -> pa.Array:
+    """``function(rows, *arguments)`` slice by slice, checking the query's deadline between."""
+    context = lookup(query_ids[0].as_py() if len(query_ids) else None)
+    if context is None or len(rows) <= _SLICE_ROWS:
+        if context is not None:
+            context.check()
+        return function(rows, *arguments)
+    parts = []
+    for start in range(0, len(rows), _SLICE_ROWS):
+        context.check()
+        end = start + _SLICE_ROWS
+        parts.append(function(rows[start:end], *(a[start:end] for a in arguments)))
+    return pa.concat_arrays(parts)
+
+
+def _json_errors(lines: pa.ChunkedArray, query_ids: pa.ChunkedArray) -> pa.Array:
+    return _in_slices(json_errors_batch, lines.combine_chunks(), query_ids)
+
+
+def _json_paths(
+    lines: pa.ChunkedArray, paths: pa.ChunkedArray, query_ids: pa.ChunkedArray
+) -> pa.Array:
+    return _in_slices(json_paths_batch, lines.combine_chunks(), query_ids, paths.combine_chunks())
+
+
+def _parse_values(
+    kinds: pa.ChunkedArray, texts: pa.ChunkedArray, query_ids: pa.ChunkedArray
+) -> pa.Array:
+    # Arguments swapped so that the texts are sliced first; the kind is one constant.
+    return _in_slices(
+        lambda text_rows, kind_rows: parse_values_batch(kind_rows, text_rows),
+        texts.combine_chunks(),
+        query_ids,
+        kinds.combine_chunks(),
+    )
 
 
 @lru_cache(maxsize=256)
@@ -122,8 +213,8 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
     )
     connection.create_function(
         UDF_JSON_FIELDS,
-        json_fields_batch,
-        ["VARCHAR"],
+        _json_fields,
+        ["VARCHAR", "VARCHAR"],
         "STRUCT(key VARCHAR, value VARCHAR)[]",
         type=PythonUDFType.ARROW,
         null_handling=FunctionNullHandling.SPECIAL,
@@ -133,24 +224,24 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
     )
     connection.create_function(
         UDF_JSON_ERROR,
-        json_errors_batch,
-        ["VARCHAR"],
+        _json_errors,
+        ["VARCHAR", "VARCHAR"],
         "VARCHAR",
         type=PythonUDFType.ARROW,
         null_handling=FunctionNullHandling.SPECIAL,
     )
     connection.create_function(
         UDF_JSON_PATH,
-        json_paths_batch,
-        ["VARCHAR", "VARCHAR"],
+        _json_paths,
+        ["VARCHAR", "VARCHAR", "VARCHAR"],
         "VARCHAR",
         type=PythonUDFType.ARROW,
         null_handling=FunctionNullHandling.SPECIAL,
     )
     connection.create_function(
         UDF_PARSE_VALUE,
-        parse_values_batch,
-        ["VARCHAR", "VARCHAR"],
+        _parse_values,
+        ["VARCHAR", "VARCHAR", "VARCHAR"],
         VALUE_TYPE,
         type=PythonUDFType.ARROW,
         null_handling=FunctionNullHandling.SPECIAL,
@@ -158,7 +249,7 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
     connection.create_function(
         UDF_TEMPLATE,
         _template,
-        ["VARCHAR", "VARCHAR", "MAP(VARCHAR, VARCHAR)", "VARCHAR", "BIGINT"],
+        ["VARCHAR", "VARCHAR", "MAP(VARCHAR, VARCHAR)", "VARCHAR", "BIGINT", "VARCHAR"],
         "STRUCT(text VARCHAR, error VARCHAR)",
         type=PythonUDFType.ARROW,
         null_handling=FunctionNullHandling.SPECIAL,

@@ -13,7 +13,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Catalog", "FileEntry", "FileStreamRow", "StreamRow"]
+from svc.errors import ServiceError
+from svc.storage import faults
+
+__all__ = [
+    "CATALOG_FILENAME",
+    "Catalog",
+    "CatalogUnreadableError",
+    "FileEntry",
+    "FileStreamRow",
+    "StreamRow",
+]
+
+CATALOG_FILENAME = "catalog.sqlite"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -33,6 +45,10 @@ CREATE TABLE IF NOT EXISTS file_streams (
     PRIMARY KEY (path, stream_id)
 );
 """
+
+
+class CatalogUnreadableError(ServiceError):
+    """The catalog database is damaged."""
 
 
 @dataclass(frozen=True)
@@ -81,9 +97,17 @@ class Catalog:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+            self._db.execute("PRAGMA quick_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise CatalogUnreadableError(
+                f"catalog {path} is unreadable ({exc}): stop svc and run `svc catalog "
+                "rebuild` to list the lake's files in a new catalog (the old one is kept)"
+            ) from exc
 
     def flushed_wal_seq(self) -> int:
         """The newest WAL segment whose records are all in listed files."""
@@ -143,10 +167,37 @@ class Catalog:
                     "ON CONFLICT (name) DO UPDATE SET value=max(value, excluded.value)",
                     (wal_seq,),
                 )
+                faults.catalog_check()
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def remove_files(self, paths: Iterable[str]) -> None:
+        """Unlist files and their per-stream summaries, atomically."""
+        rows = [(path,) for path in paths]
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("DELETE FROM files WHERE path=?", rows)
+                self._db.executemany("DELETE FROM file_streams WHERE path=?", rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def lists(self, path: str) -> bool:
+        """Whether the file is listed."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM files WHERE path=?", (path,)).fetchone()
+        return row is not None
+
+    def is_empty(self) -> bool:
+        """True when nothing was ever committed: no file listed and no watermark."""
+        with self._lock:
+            files = self._db.execute("SELECT 1 FROM files LIMIT 1").fetchone()
+            state = self._db.execute("SELECT 1 FROM state LIMIT 1").fetchone()
+        return files is None and state is None
 
     def files(self, tenant: str, start_ns: int, end_ns: int) -> list[FileEntry]:
         """The tenant's files with data in ``[start_ns, end_ns)``, newest first."""
@@ -154,7 +205,7 @@ class Catalog:
             rows = self._db.execute(
                 "SELECT * FROM files WHERE tenant=? AND max_ts>=? AND min_ts<? "
                 "ORDER BY max_ts DESC",
-                (tenant, start_ns, end_ns),
+                (tenant, _int64(start_ns), _int64(end_ns)),
             ).fetchall()
         return [FileEntry(*row) for row in rows]
 
@@ -190,3 +241,12 @@ class Catalog:
         """Close the database."""
         with self._lock:
             self._db.close()
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _int64(value: int) -> int:
+    """``value`` clamped into SQLite's integer range (timestamps are int64 nanoseconds;
+    a range computed past them still means "everything from here on")."""
+    return min(max(value, _INT64_MIN), _INT64_MAX)

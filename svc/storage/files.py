@@ -4,11 +4,60 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import os
 from functools import cache
 from pathlib import Path
 
-__all__ = ["fsync_directory", "limit_allocator_caching", "release_free_memory"]
+from svc.errors import ServiceError
+
+__all__ = [
+    "DataDirectoryInUseError",
+    "DataDirectoryLock",
+    "fsync_directory",
+    "limit_allocator_caching",
+    "release_free_memory",
+]
+
+LOCK_FILENAME = "svc.lock"
+
+
+class DataDirectoryInUseError(ServiceError):
+    """Another process holds the data directory."""
+
+
+class DataDirectoryLock:
+    """An exclusive ``flock`` on ``<data>/svc.lock``: one process owns a data directory.
+
+    The kernel drops the lock when its holder dies, so a ``kill -9`` leaves nothing to
+    clean up.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / LOCK_FILENAME
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock, or raise DataDirectoryInUseError at once."""
+        if self._fd is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise DataDirectoryInUseError(
+                f"data directory {self.path.parent} is in use by another svc process "
+                f"(it holds {self.path})"
+            ) from None
+        self._fd = fd
+
+    def release(self) -> None:
+        """Give the lock back."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def fsync_directory(directory: Path) -> None:

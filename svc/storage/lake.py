@@ -2,36 +2,90 @@
 
 Layout: ``<root>/tenant=<percent-encoded id>/day=<YYYY-MM-DD>/<uuid>.parquet``, rows sorted
 by stream then time (row-group statistics prune both), zstd compressed.
+
+Each file carries, in its Parquet key-value metadata under ``svc.file``, what a catalog
+rebuild needs (``svc catalog rebuild``): the tenant, the flush it belongs to (id, number
+of files, the WAL segments its rows came from) and its per-stream summaries. Stream
+labels are in the rows themselves.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from schemas.log_rows import LABEL_MAP, LOG_ROW_SCHEMA
+from svc.storage import faults
 from svc.storage.catalog import FileEntry, FileStreamRow
 from svc.storage.files import fsync_directory, release_free_memory
 from svc.tenancy import tenant_directory_name
 
 __all__ = [
     "DAY_NS",
+    "FILE_METADATA_KEY",
+    "FileMetadata",
+    "FlushInfo",
+    "day_numbers",
     "day_of",
+    "day_rows",
+    "decode_file_metadata",
     "stream_summaries",
-    "write_tenant_files",
-    "write_tenant_files_summarized",
+    "write_day_file",
 ]
 
 DAY_NS = 86_400 * 1_000_000_000
+FILE_METADATA_KEY = b"svc.file"
 
 LabelsOf = Callable[[int], list[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class FlushInfo:
+    """The flush a file belongs to: its files are listed together or not at all."""
+
+    flush_id: str
+    files: int
+    wal_first_seq: int
+    """First WAL segment holding rows of this flush."""
+    wal_seq: int
+    """Last WAL segment holding rows of this flush (the watermark it commits)."""
+
+
+class FileMetadata(msgspec.Struct, kw_only=True):
+    """The ``svc.file`` key-value metadata of a lake file."""
+
+    format: int
+    tenant: str
+    day: str
+    flush_id: str
+    flush_files: int
+    wal_first_seq: int
+    wal_seq: int
+    rows: int
+    line_bytes: int
+    min_ts: int
+    max_ts: int
+    streams: list[tuple[int, int, int, int, int]]
+    """Per stream: id, rows, line bytes, first and last timestamp."""
+
+
+_encode_metadata = msgspec.json.Encoder().encode
+_decode_metadata = msgspec.json.Decoder(FileMetadata).decode
+
+
+def decode_file_metadata(raw: bytes) -> FileMetadata:
+    """The ``svc.file`` metadata of a file (raises msgspec errors when malformed)."""
+    return _decode_metadata(raw)
 
 
 def day_of(ts_ns: int) -> str:
@@ -39,32 +93,20 @@ def day_of(ts_ns: int) -> str:
     return datetime.fromtimestamp(ts_ns // 1_000_000_000, UTC).strftime("%Y-%m-%d")
 
 
-def write_tenant_files(
-    root: Path, tenant: str, head: pa.Table, labels_of: LabelsOf, row_group_rows: int
-) -> list[FileEntry]:
-    """Write a tenant's head rows as one file per day; returns their catalog entries."""
-    return write_tenant_files_summarized(root, tenant, head, labels_of, row_group_rows)[0]
+def day_numbers(head: pa.Table) -> list[int]:
+    """The UTC days (as day numbers since the epoch) a tenant's head rows fall on."""
+    return list(pc.unique(pc.divide(head["ts"], pa.scalar(DAY_NS, pa.int64()))).to_pylist())
 
 
-def write_tenant_files_summarized(
-    root: Path, tenant: str, head: pa.Table, labels_of: LabelsOf, row_group_rows: int
-) -> tuple[list[FileEntry], list[FileStreamRow]]:
-    """``write_tenant_files``, plus each file's per-stream summary rows."""
-    days = pc.divide(head["ts"], pa.scalar(DAY_NS, pa.int64()))
-    day_numbers = pc.unique(days).to_pylist()
-    entries = []
-    summaries: list[FileStreamRow] = []
-    for day_number in day_numbers:
+def day_rows(head: pa.Table, day_number: int, days: int) -> pa.Table:
+    """The rows of one day, out of a head spanning ``days`` days."""
+    if days == 1:
         # A head holds one day almost always: filter (a full copy) only when it spans more.
-        part = (
-            head
-            if len(day_numbers) == 1
-            else head.filter(pc.equal(days, pa.scalar(day_number, pa.int64())))
-        )
-        entry = _write_day(root, tenant, part, labels_of, row_group_rows)
-        entries.append(entry)
-        summaries += stream_summaries(entry.path, part)
-    return entries, summaries
+        return head
+    in_day = pc.equal(
+        pc.divide(head["ts"], pa.scalar(DAY_NS, pa.int64())), pa.scalar(day_number, pa.int64())
+    )
+    return head.filter(in_day)
 
 
 def stream_summaries(path: str, rows: pa.Table) -> list[FileStreamRow]:
@@ -92,30 +134,86 @@ def stream_summaries(path: str, rows: pa.Table) -> list[FileStreamRow]:
     ]
 
 
-def _write_day(
-    root: Path, tenant: str, rows: pa.Table, labels_of: LabelsOf, row_group_rows: int
-) -> FileEntry:
-    """Write rows sorted by stream then time, one row group at a time: the flush never
-    holds a sorted copy of the whole head, only of the row group being written."""
+def write_day_file(
+    root: Path,
+    tenant: str,
+    rows: pa.Table,
+    labels_of: LabelsOf,
+    row_group_rows: int,
+    flush: FlushInfo,
+) -> tuple[FileEntry, list[FileStreamRow]]:
+    """Write one day of a tenant's rows, sorted by stream then time, as a new file.
+
+    Returns its catalog entry and per-stream summaries. The file is written under a
+    temporary name, fsynced and renamed; on failure the temporary file is removed.
+    One row group is sorted at a time: the flush never holds a sorted copy of the whole
+    head, only of the row group being written.
+    """
     # take() on a many-chunked table concatenates it on every call: combine it once.
     rows = rows.combine_chunks()
-    order = pc.sort_indices(rows, sort_keys=[("stream_id", "ascending"), ("ts", "ascending")])
-    stream_ids = pc.unique(rows["stream_id"])
-    label_values = pa.array([labels_of(s) for s in stream_ids.to_pylist()], LABEL_MAP)
-    min_ts = pc.min(rows["ts"]).as_py()
-    max_ts = pc.max(rows["ts"]).as_py()
-    day = day_of(min_ts)
+    day = day_of(pc.min(rows["ts"]).as_py())
     relative = Path(tenant_directory_name(tenant)) / f"day={day}" / f"{uuid.uuid4().hex}.parquet"
+    summaries = stream_summaries(str(relative), rows)
+    metadata = _file_metadata(tenant, day, summaries, flush)
     final = root / relative
     final.parent.mkdir(parents=True, exist_ok=True)
     temporary = final.with_name(final.name + ".tmp")
-    with pq.ParquetWriter(
-        temporary, LOG_ROW_SCHEMA, compression="zstd", write_statistics=True
-    ) as writer:
+    try:
+        _write_sorted(temporary, rows, labels_of, row_group_rows, _encode_metadata(metadata))
+        faults.check_file("lake.write", temporary)
+        with temporary.open("rb") as handle:
+            faults.check("lake.sync")
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        raise
+    temporary.rename(final)
+    fsync_directory(final.parent)
+    entry = FileEntry(
+        path=str(relative),
+        tenant=tenant,
+        day=day,
+        min_ts=metadata.min_ts,
+        max_ts=metadata.max_ts,
+        rows=metadata.rows,
+        line_bytes=metadata.line_bytes,
+        file_bytes=final.stat().st_size,
+        streams=len(summaries),
+    )
+    return entry, summaries
+
+
+def _file_metadata(
+    tenant: str, day: str, summaries: list[FileStreamRow], flush: FlushInfo
+) -> FileMetadata:
+    return FileMetadata(
+        format=1,
+        tenant=tenant,
+        day=day,
+        flush_id=flush.flush_id,
+        flush_files=flush.files,
+        wal_first_seq=flush.wal_first_seq,
+        wal_seq=flush.wal_seq,
+        rows=sum(s.rows for s in summaries),
+        line_bytes=sum(s.line_bytes for s in summaries),
+        min_ts=min(s.min_ts for s in summaries),
+        max_ts=max(s.max_ts for s in summaries),
+        streams=[(s.stream_id, s.rows, s.line_bytes, s.min_ts, s.max_ts) for s in summaries],
+    )
+
+
+def _write_sorted(
+    path: Path, rows: pa.Table, labels_of: LabelsOf, row_group_rows: int, metadata: bytes
+) -> None:
+    order = pc.sort_indices(rows, sort_keys=[("stream_id", "ascending"), ("ts", "ascending")])
+    stream_ids = pc.unique(rows["stream_id"])
+    label_values = pa.array([labels_of(s) for s in stream_ids.to_pylist()], LABEL_MAP)
+    with pq.ParquetWriter(path, LOG_ROW_SCHEMA, compression="zstd", write_statistics=True) as w:
         for start in range(0, len(order), row_group_rows):
             chunk = rows.take(order.slice(start, row_group_rows))
             labels = label_values.take(pc.index_in(chunk["stream_id"], value_set=stream_ids))
-            writer.write_table(
+            w.write_table(
                 pa.table(
                     [chunk["ts"], chunk["stream_id"], labels, chunk["line"], chunk["metadata"]],
                     schema=LOG_ROW_SCHEMA,
@@ -126,18 +224,4 @@ def _write_day(
             # Encoding a row group leaves tens of MB of freed blocks in the C heap: hand them
             # back now, or they add up over the row groups of the flush (and ingest goes on).
             release_free_memory()
-    with temporary.open("rb") as handle:
-        os.fsync(handle.fileno())
-    temporary.rename(final)
-    fsync_directory(final.parent)
-    return FileEntry(
-        path=str(relative),
-        tenant=tenant,
-        day=day,
-        min_ts=min_ts,
-        max_ts=max_ts,
-        rows=rows.num_rows,
-        line_bytes=pc.sum(pc.binary_length(rows["line"])).as_py() or 0,
-        file_bytes=final.stat().st_size,
-        streams=len(stream_ids),
-    )
+        w.add_key_value_metadata({FILE_METADATA_KEY: metadata})

@@ -5,15 +5,24 @@ commit, so rotation never splits the two). Flush: swap the head out under the WA
 write it to Parquet, list the files in the catalog together with the WAL watermark, retire
 covered WAL segments. Read: ``view`` returns, under one lock, the listed files and the
 in-memory tables, so a query never sees a flushed row twice or not at all.
+
+Faults. A flush that fails keeps its head queryable and first in line: the next flush
+writes it again before anything newer, so flushes are committed in WAL order and the
+watermark (``flushed_wal_seq``: every record in that segment and before is in a listed
+file) never passes rows that are only in memory. At startup the catalog is rebuilt from
+the lake when it is missing, listed files that are missing or damaged are quarantined, and
+files no flush committed are swept away. A file found damaged by a query is quarantined
+and the query runs again without it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import threading
-import time
+import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -26,14 +35,17 @@ import pyarrow.compute as pc
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
 from svc.errors import ServiceError
 from svc.ingest.model import PushStream
-from svc.storage.catalog import Catalog, FileEntry, FileStreamRow, StreamRow
-from svc.storage.files import release_free_memory
+from svc.storage.catalog import CATALOG_FILENAME, Catalog, FileEntry, FileStreamRow, StreamRow
+from svc.storage.disk_guard import DiskGuard
+from svc.storage.files import DataDirectoryLock, release_free_memory
 from svc.storage.head import Head
-from svc.storage.lake import write_tenant_files_summarized
+from svc.storage.lake import FlushInfo, day_numbers, day_rows, write_day_file
+from svc.storage.lake_check import check_file, lake_files, quarantine, read_fully, sweep
+from svc.storage.rebuild import rebuild_catalog
 from svc.storage.streams import StreamIndex, stream_id_of
 from svc.storage.wal import WriteAheadLog
 
-__all__ = ["IngesterShuttingDownError", "Store", "StoreSettings", "StoreView"]
+__all__ = ["FlushError", "IngesterShuttingDownError", "Store", "StoreSettings", "StoreView"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +58,12 @@ class IngesterShuttingDownError(ServiceError):
     """A write arrived after the ingester stopped taking writes (500, as the reference)."""
 
     status = 500
+
+
+class FlushError(ServiceError):
+    """A flush failed; its entries stay in memory and in the WAL and are retried (503)."""
+
+    status = 503
 
 
 class WalRecord(msgspec.Struct, array_like=True):
@@ -71,6 +89,8 @@ class StoreSettings:
     flush_check_seconds: float
     wal_segment_max_bytes: int
     row_group_rows: int
+    disk_full_threshold: float = 0.0
+    """Refuse pushes at this used share of the data filesystem (0: never)."""
 
 
 @dataclass
@@ -89,6 +109,15 @@ class StoreView:
 
 
 @dataclass
+class _Flushing:
+    """A head swapped out for flushing, with the WAL segments its rows are in."""
+
+    head: Head
+    wal_first_seq: int
+    wal_seq: int
+
+
+@dataclass
 class _Prepared:
     batch: pa.RecordBatch
     line_bytes: int
@@ -101,13 +130,20 @@ class Store:
     def __init__(self, settings: StoreSettings) -> None:
         self.settings = settings
         self.lake_root = settings.root / "lake"
-        self.catalog = Catalog(settings.root / "catalog.sqlite")
+        self.quarantine_root = settings.root / "quarantine"
+        # Taken first: nothing below may touch a data directory another process owns.
+        self._directory_lock = DataDirectoryLock(settings.root)
+        self._directory_lock.acquire()
+        self.catalog = Catalog(settings.root / CATALOG_FILENAME)
         self.wal = WriteAheadLog(
             settings.root / "wal", segment_max_bytes=settings.wal_segment_max_bytes
         )
+        self.wal.on_write_failure = self._wal_write_failed
+        self.disk_guard = DiskGuard(settings.root, settings.disk_full_threshold)
         self.index = StreamIndex()
         self.head = Head()
-        self._flushing: list[Head] = []
+        self._head_first_seq = 1
+        self._flushing: list[_Flushing] = []
         self._view_lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._flushed = threading.Condition()
@@ -115,10 +151,13 @@ class Store:
         self._admitted: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
+        self._quarantine_lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._flusher: threading.Thread | None = None
         self.flushes_total = 0
+        self.flush_failures_total = 0
+        self.quarantined_files_total = 0
         self.read_only = False
         # Called once per accepted push with (tenant, rows, line bytes), after it is durable.
         self.on_push: Callable[[str, int, int], None] | None = None
@@ -128,11 +167,57 @@ class Store:
     # lifecycle -----------------------------------------------------------------------
 
     def open(self) -> int:
-        """Load the catalog, replay the WAL into the head, start writing; returns replayed rows."""
-        self.load_index()
+        """Open the catalog, replay the WAL into the head, start writing; returns replayed
+        rows."""
+        self.open_catalog()
         replayed = self.replay_wal()
         self.start_flusher()
         return replayed
+
+    def open_catalog(self) -> None:
+        """Own the data directory, bring catalog and lake into agreement, load the index."""
+        self._directory_lock.acquire()
+        self.check_lake()
+        self.load_index()
+
+    def close_catalog(self) -> None:
+        """Close the catalog and give up the data directory."""
+        self.catalog.close()
+        self._directory_lock.release()
+
+    def check_lake(self) -> None:
+        """Startup repairs: rebuild a lost catalog, quarantine listed files that are
+        missing or damaged, remove files no flush committed."""
+        if self.catalog.is_empty() and lake_files(self.lake_root):
+            self.rebuild_catalog()
+        bad = []
+        for entry in self.catalog.all_files():
+            reason = check_file(self.lake_root / entry.path, entry.file_bytes)
+            if reason is not None:
+                bad.append((entry.path, reason))
+        self._quarantine(bad)
+        listed = {entry.path for entry in self.catalog.all_files()}
+        for relative in sweep(self.lake_root, listed):
+            log.warning(
+                "removed lake file %s: no flush committed it (a crash or a failed "
+                "flush left it; its entries are in the WAL)",
+                relative,
+            )
+
+    def rebuild_catalog(self) -> None:
+        """List the lake's files in the (empty) catalog again, from their own metadata."""
+        segments = {seq for seq, _ in self.wal.segments()}
+        report = rebuild_catalog(self.catalog, self.lake_root, self.quarantine_root, segments)
+        self.quarantined_files_total += len(report.quarantined)
+        log.warning(
+            "catalog was missing or empty while the lake holds files: rebuilt it from the lake: "
+            "files=%d streams=%d flushed_wal_seq=%d unlisted=%d quarantined=%d",
+            len(report.listed),
+            report.streams,
+            report.watermark,
+            len(report.unlisted),
+            len(report.quarantined),
+        )
 
     def load_index(self) -> None:
         """Load every persisted stream of the catalog into the stream index."""
@@ -143,12 +228,13 @@ class Store:
     def replay_wal(self) -> int:
         """Apply the unflushed WAL records to the head, then start the WAL writer."""
         replayed = 0
-        for payload in self.wal.replay(after_seq=self.catalog.flushed_wal_seq()):
-            record = _decode_record(payload)
+        watermark = self.catalog.flushed_wal_seq()
+        for record in self.wal.replay(watermark, _decode_record):
             prepared = _prepare(record.streams)
             self._apply(record.tenant, prepared)
             replayed += prepared.batch.num_rows
-        self.wal.start()
+        self._head_first_seq = watermark + 1
+        self.wal.start(after_seq=watermark)
         return replayed
 
     def start_flusher(self) -> None:
@@ -164,13 +250,33 @@ class Store:
             self._flusher.join()
 
     def close(self, *, flush: bool) -> None:
-        """Stop accepting writes, optionally flush the head, and close everything."""
+        """Stop accepting writes, optionally flush the head, and close everything.
+
+        A flush that fails here is logged: its entries stay in the WAL for the next start.
+        """
         self.read_only = True
         self.stop_flusher()
         if flush:
-            self.flush()  # while the WAL still runs: the flush rotates and retires segments
+            with contextlib.suppress(FlushError):
+                self.flush()  # while the WAL still runs: the flush rotates and retires segments
         self.wal.stop()
-        self.catalog.close()
+        self.close_catalog()
+
+    # health --------------------------------------------------------------------------
+
+    def degraded_lake(self) -> str | None:
+        """Why the lake is degraded (files kept in quarantine), or None."""
+        kept = _count_files(self.quarantine_root)
+        if not kept:
+            return None
+        return f"{kept} damaged lake file(s) kept in {self.quarantine_root}"
+
+    def degraded_wal(self) -> str | None:
+        """Why the WAL is degraded (damaged segments kept aside), or None."""
+        kept = _count_files(self.wal.corrupt_directory)
+        if not kept:
+            return None
+        return f"{kept} damaged WAL segment(s) kept in {self.wal.corrupt_directory}"
 
     # write path ----------------------------------------------------------------------
 
@@ -180,6 +286,7 @@ class Store:
             raise IngesterShuttingDownError("Ingester is shutting down")
         if not streams:
             return
+        self.disk_guard.check()
         await self.wait_for_room()
         prepared = _prepare(streams)
         payload = _encode_record(WalRecord(tenant, streams))
@@ -229,83 +336,156 @@ class Store:
             self.index.observe(tenant, stream.key, stream.labels, first, last)
         self.head.append(tenant, prepared.batch, prepared.line_bytes)
 
+    def _wal_write_failed(self, exc: OSError) -> None:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            self.disk_guard.refresh()
+
     # flush ---------------------------------------------------------------------------
 
     def flush(self) -> int:
-        """Write the whole head to Parquet now; returns the number of files written."""
+        """Write the whole head to Parquet now; returns the number of files written.
+
+        Heads whose flush failed earlier go first, oldest first; raises FlushError (and
+        leaves the current head in place) when one of them fails again.
+        """
         with self._flush_lock:
+            written = 0
+            for pending in list(self._flushing):
+                written += self._flush_one(pending)
             with self.wal.commit_lock:
                 if self.head.rows == 0:
-                    return 0
-                closed_seq = self.wal.rotate_locked()
+                    return written
+                try:
+                    closed_seq = self.wal.rotate_locked()
+                except OSError as exc:
+                    raise self._flush_failed(exc) from exc
+                pending = _Flushing(self.head, self._head_first_seq, closed_seq)
                 with self._view_lock:
-                    old, self.head = self.head, Head()
-                    self._flushing.append(old)
-                self._writing = True
-            try:
-                old.compact()
-                release_free_memory()  # the per-push batches compact() let go of
-                entries, streams, summaries = self._write(old)
-                with self._view_lock:
-                    self.catalog.commit_flush(entries, streams, closed_seq, summaries)
-                    self._flushing.remove(old)
-            finally:
-                with self._flushed:
-                    self._writing = False
-                    self._flushed.notify_all()
-            self.wal.retire(closed_seq)
-            self.flushes_total += 1
-            log.info("flushed head: files=%d rows=%d", len(entries), old.rows)
-            del old
+                    self.head = Head()
+                    self._head_first_seq = closed_seq + 1
+                    self._flushing.append(pending)
+            written += self._flush_one(pending)
+            del pending
             release_free_memory()
-            return len(entries)
+            return written
 
-    def _write(self, head: Head) -> tuple[list[FileEntry], list[StreamRow], list[FileStreamRow]]:
+    def _flush_one(self, pending: _Flushing) -> int:
+        """Write one swapped-out head, list its files, retire its WAL segments."""
+        self._writing = True
+        try:
+            pending.head.compact()
+            release_free_memory()  # the per-push batches compact() let go of
+            entries, streams, summaries = self._write(pending)
+        except Exception as exc:
+            raise self._flush_failed(exc) from exc
+        finally:
+            with self._flushed:
+                self._writing = False
+                self._flushed.notify_all()
+        try:
+            with self._view_lock:
+                self.catalog.commit_flush(entries, streams, pending.wal_seq, summaries)
+                self._flushing.remove(pending)
+        except Exception as exc:
+            if not self._committed(pending):
+                _remove_files(self.lake_root, entries)
+                raise self._flush_failed(exc) from exc
+            with self._view_lock:  # the commit went through although it reported an error
+                self._flushing.remove(pending)
+        self.wal.retire(pending.wal_seq)
+        self.flushes_total += 1
+        log.info("flushed head: files=%d rows=%d", len(entries), pending.head.rows)
+        return len(entries)
+
+    def _committed(self, pending: _Flushing) -> bool:
+        try:
+            return self.catalog.flushed_wal_seq() >= pending.wal_seq
+        except Exception:
+            return False
+
+    def _flush_failed(self, exc: BaseException) -> FlushError:
+        self.flush_failures_total += 1
+        reason = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+        log.error(
+            "flush failed, its entries stay in memory and in the WAL and are retried: %s", exc
+        )
+        return FlushError(
+            f"flush failed, the entries stay in memory and in the WAL and are retried: "
+            f"{reason.lower()}"
+        )
+
+    def _write(
+        self, pending: _Flushing
+    ) -> tuple[list[FileEntry], list[StreamRow], list[FileStreamRow]]:
+        tenants = [(tenant, th.as_table()) for tenant, th in pending.head.tenants.items()]
+        days = {tenant: day_numbers(table) for tenant, table in tenants}
+        flush = FlushInfo(
+            flush_id=uuid.uuid4().hex,
+            files=sum(len(d) for d in days.values()),
+            wal_first_seq=pending.wal_first_seq,
+            wal_seq=pending.wal_seq,
+        )
         entries: list[FileEntry] = []
         streams: list[StreamRow] = []
         summaries: list[FileStreamRow] = []
-        for tenant, tenant_head in head.tenants.items():
-            table = tenant_head.as_table()
+        try:
+            for tenant, table in tenants:
 
-            def labels_of(stream_id: int, tenant: str = tenant) -> list[tuple[str, str]]:
-                return self._labels(tenant, stream_id)
+                def labels_of(stream_id: int, tenant: str = tenant) -> list[tuple[str, str]]:
+                    return self._labels(tenant, stream_id)
 
-            written, summarized = write_tenant_files_summarized(
-                self.lake_root, tenant, table, labels_of, self.settings.row_group_rows
-            )
-            entries += written
-            summaries += summarized
-            for stream_id in pc.unique(table["stream_id"]).to_pylist():
-                info = self.index.get(tenant, stream_id)
-                if info is not None:
-                    streams.append(
-                        StreamRow(
-                            tenant,
-                            stream_id,
-                            info.key,
-                            _encode_labels(info.labels).decode(),
-                            info.first_ts,
-                            info.last_ts,
-                        )
+                for day in days[tenant]:
+                    rows = day_rows(table, day, len(days[tenant]))
+                    entry, summarized = write_day_file(
+                        self.lake_root, tenant, rows, labels_of, self.settings.row_group_rows, flush
                     )
+                    entries.append(entry)
+                    summaries += summarized
+                streams += self._stream_rows(tenant, table)
+        except BaseException:
+            _remove_files(self.lake_root, entries)
+            raise
         return entries, streams, summaries
+
+    def _stream_rows(self, tenant: str, table: pa.Table) -> list[StreamRow]:
+        rows = []
+        for stream_id in pc.unique(table["stream_id"]).to_pylist():
+            info = self.index.get(tenant, stream_id)
+            if info is not None:
+                rows.append(
+                    StreamRow(
+                        tenant,
+                        stream_id,
+                        info.key,
+                        _encode_labels(info.labels).decode(),
+                        info.first_ts,
+                        info.last_ts,
+                    )
+                )
+        return rows
 
     def _labels(self, tenant: str, stream_id: int) -> list[tuple[str, str]]:
         info = self.index.get(tenant, stream_id)
         return [] if info is None else list(info.labels)
 
     def _flush_loop(self) -> None:
+        backoff = 0.0
         while not self._stopping.is_set():
             self._wake.wait(self.settings.flush_check_seconds)
             self._wake.clear()
             if self._stopping.is_set():
                 return
-            if self._flush_due():
-                try:
-                    self.flush()
-                except Exception:
+            if not (self._flushing or self._flush_due()):
+                continue
+            try:
+                self.flush()
+                backoff = 0.0
+            except Exception as exc:
+                if not isinstance(exc, FlushError):
                     log.exception("flush failed; the head stays in memory and in the WAL")
-                    time.sleep(1)
+                # Retried on the next round, after a growing pause while the fault lasts.
+                backoff = min(max(backoff * 2, 1.0), 30.0)
+                self._stopping.wait(backoff)
 
     def _flush_due(self) -> bool:
         # A function of its own so that no local variable keeps a flushed head alive while
@@ -322,13 +502,70 @@ class Store:
         """Files and in-memory tables holding the tenant's data in ``[start_ns, end_ns)``."""
         with self._view_lock:
             files = self.catalog.files(tenant, start_ns, end_ns)
-            tables = [h.table(tenant) for h in [*self._flushing, self.head]]
+            heads = [f.head for f in self._flushing] + [self.head]
+            tables = [h.table(tenant) for h in heads]
         return StoreView(
             lake_root=self.lake_root,
             files=files,
             head_tables=[t for t in tables if t is not None],
             streams=self.index.table(tenant),
         )
+
+    def quarantine_unreadable(self, files: list[FileEntry], error: str) -> list[str]:
+        """Find which of ``files`` a failed read choked on, quarantine it; returns the
+        paths to leave out (empty: no file is to blame).
+
+        Files the error names are looked at first; a full decode of every page runs
+        only when the cheap check finds nothing.
+        """
+        with self._quarantine_lock:
+            named = [f for f in files if str(self.lake_root / f.path) in error]
+            suspects = named or files
+            gone = [f.path for f in suspects if not self.catalog.lists(f.path)]
+            if gone:  # already quarantined by a concurrent query
+                return gone
+            bad = self._unusable(suspects, deep=False) or self._unusable(suspects, deep=True)
+            self._quarantine(bad)
+            return [path for path, _ in bad]
+
+    def _unusable(self, files: list[FileEntry], *, deep: bool) -> list[tuple[str, str]]:
+        bad = []
+        for f in files:
+            path = self.lake_root / f.path
+            reason = read_fully(path) if deep else check_file(path, f.file_bytes)
+            if reason is not None:
+                bad.append((f.path, reason))
+        return bad
+
+    def _quarantine(self, bad: list[tuple[str, str]]) -> None:
+        """Move bad files aside, then unlist them (a crash in between leaves a listed
+        missing file, which the next start unlists)."""
+        if not bad:
+            return
+        for relative, reason in bad:
+            moved = quarantine(self.lake_root, self.quarantine_root, relative)
+            log.error(
+                "lake file %s is unusable (%s): quarantined%s and unlisted; its entries are "
+                "no longer served",
+                relative,
+                reason,
+                f" to {moved}" if moved is not None else "",
+            )
+        self.catalog.remove_files(relative for relative, _ in bad)
+        self.quarantined_files_total += len(bad)
+
+
+def _remove_files(lake_root: Path, entries: list[FileEntry]) -> None:
+    """Best-effort removal of a failed flush's files (the startup sweep gets the rest)."""
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            (lake_root / entry.path).unlink(missing_ok=True)
+
+
+def _count_files(directory: Path) -> int:
+    if not directory.is_dir():
+        return 0
+    return sum(1 for path in directory.rglob("*") if path.is_file())
 
 
 def _prepare(streams: list[PushStream]) -> _Prepared:

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import yaml
 
-__all__ = ["Server", "free_port"]
+__all__ = ["Server", "free_port", "merge"]
 
 
 def free_port() -> int:
@@ -26,11 +26,12 @@ def free_port() -> int:
         return port
 
 
-def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``extra`` over ``base``, mappings merged key by key."""
     out = dict(base)
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+            out[key] = merge(out[key], value)
         else:
             out[key] = value
     return out
@@ -42,6 +43,8 @@ class Server:
 
     root: Path
     overrides: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment variables of the process (``SVC_FAULT_INJECTION`` in tests)."""
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
@@ -63,7 +66,7 @@ class Server:
             "common": {"path_prefix": str(self.data_dir)},
             "limits_config": {"reject_old_samples": False},
         }
-        return _merge(base, self.overrides)
+        return merge(base, self.overrides)
 
     def start(self, *, wait: bool = True) -> Server:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -75,6 +78,7 @@ class Server:
             stdout=log,
             stderr=log,
             cwd=self.root,
+            env={**os.environ, **self.env},
         )
         if wait:
             self.wait_ready()

@@ -133,7 +133,7 @@ def test_usual_values_need_no_call_into_python(kind: str) -> None:
     here replaced by one that marks its answers, is never asked."""
     db = duckdb.connect()
 
-    def marked(kinds: pa.ChunkedArray, texts: pa.ChunkedArray) -> pa.Array:
+    def marked(kinds: pa.ChunkedArray, texts: pa.ChunkedArray, query: pa.ChunkedArray) -> pa.Array:
         row = {"value": -12345.0, "nanos": -12345, "error": "called"}
         return pa.array(
             [row] * len(texts),
@@ -143,7 +143,7 @@ def test_usual_values_need_no_call_into_python(kind: str) -> None:
     db.create_function(
         UDF_PARSE_VALUE,
         marked,
-        ["VARCHAR", "VARCHAR"],
+        ["VARCHAR", "VARCHAR", "VARCHAR"],
         VALUE_TYPE,
         type=PythonUDFType.ARROW,
         null_handling=FunctionNullHandling.SPECIAL,

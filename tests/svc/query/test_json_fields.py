@@ -69,6 +69,6 @@ def test_registered_as_udf() -> None:
     with duckdb.connect() as connection:
         register_udfs(connection)
         rows = connection.execute(
-            "SELECT logql_json_fields(line) FROM (VALUES ('{\"x\":1.0}'), ('[]')) t(line)"
+            "SELECT logql_json_fields(line, NULL) FROM (VALUES ('{\"x\":1.0}'), ('[]')) t(line)"
         ).fetchall()
     assert rows == [([{"key": "x", "value": "1.0"}],), ([],)]

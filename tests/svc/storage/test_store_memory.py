@@ -15,7 +15,7 @@ import pytest
 from schemas.log_rows import HEAD_SCHEMA
 from svc.ingest.model import PushStream
 from svc.storage.head import Head
-from svc.storage.store import PUSHES_IN_FLIGHT, Store, StoreSettings
+from svc.storage.store import PUSHES_IN_FLIGHT, FlushError, Store, StoreSettings
 
 LINE = "x" * 100
 
@@ -90,10 +90,10 @@ def test_push_waits_while_a_flush_runs_and_the_next_head_is_full(
     writing, release = threading.Event(), threading.Event()
     real_write = store._write
 
-    def slow_write(head: Head) -> Any:
+    def slow_write(pending: Any) -> Any:
         writing.set()
         assert release.wait(10)
-        return real_write(head)
+        return real_write(pending)
 
     monkeypatch.setattr(store, "_write", slow_write)
 
@@ -123,7 +123,7 @@ def test_push_waits_while_a_flush_runs_and_the_next_head_is_full(
 def test_a_failing_flush_does_not_block_pushes_forever(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def failing_write(head: Head) -> Any:
+    def failing_write(pending: Any) -> Any:
         raise OSError("disk full")
 
     monkeypatch.setattr(store, "_write", failing_write)
@@ -131,10 +131,10 @@ def test_a_failing_flush_does_not_block_pushes_forever(
     async def scenario() -> None:
         for i in range(2):
             await store.push("t", _stream(i * 10))
-        with pytest.raises(OSError):
+        with pytest.raises(FlushError):
             await asyncio.to_thread(store.flush)
-        # The failed head stays readable (and in the WAL, for the next start); pushes go on
-        # past head_max_bytes: no flush is writing, none to wait for.
+        # The failed head stays readable, in memory and in the WAL (the next flush retries
+        # it); pushes go on past head_max_bytes: no flush is writing, none to wait for.
         for i in range(3):
             await asyncio.wait_for(store.push("t", _stream(100 + i * 10)), 5)
         assert not store.head_full()

@@ -1,0 +1,28 @@
+"""How config fields are declared: :func:`setting` (a default plus a help string).
+
+Kept apart from ``svc/config.py`` so that component packages (``svc/ruler/config.py``)
+can declare their sections without importing the whole config module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import Any
+
+__all__ = ["MIB", "setting"]
+
+MIB = 1024 * 1024
+
+
+def setting(default: Any, help: str, *, duration: bool = False, key: str | None = None) -> Any:
+    """A config field with its default and help string.
+
+    ``duration`` marks seconds fields; ``key`` is the YAML name when it cannot be the
+    attribute's (``from``).
+    """
+    metadata = {"help": help, "duration": duration}
+    if key is not None:
+        metadata["key"] = key
+    if isinstance(default, list | dict):
+        return field(default_factory=default.copy, metadata=metadata)
+    return field(default=default, metadata=metadata)

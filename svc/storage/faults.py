@@ -1,0 +1,150 @@
+"""Fault injection for the storage writes: inert unless ``SVC_FAULT_INJECTION`` is set.
+
+Tests (``tests/reliability/``) set ``SVC_FAULT_INJECTION`` to the path of a control file
+before starting a server; nothing else should. Each line of the file names a write site,
+a fault and optionally how many calls fail before the site works again::
+
+    wal.write enospc        # every WAL write fails with ENOSPC while the line is there
+    wal.sync eio 1          # the next fdatasync of the WAL fails once with EIO
+    lake.write short        # Parquet writes stop half way, then fail with ENOSPC
+    disk.usage 0.97         # the data directory's filesystem reports 97% used
+
+Sites: ``wal.write``, ``wal.sync``, ``wal.truncate``, ``wal.open`` (a new segment),
+``lake.write``, ``lake.sync``, ``catalog.commit`` and ``disk.usage``. Faults: ``enospc``,
+``eio`` and, for writes, ``short`` (half the bytes land, then ENOSPC). The file is read
+again whenever it changes, so a test turns faults on and off while the server runs.
+Without the variable every function here is the plain system call.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+__all__ = [
+    "ENV_VAR",
+    "catalog_check",
+    "check",
+    "check_file",
+    "disk_usage",
+    "fdatasync",
+    "ftruncate",
+    "write_all",
+]
+
+ENV_VAR = "SVC_FAULT_INJECTION"
+
+_ERRNOS = {"enospc": errno.ENOSPC, "eio": errno.EIO, "short": errno.ENOSPC}
+
+
+class _Injector:
+    """The faults of one control file, re-read when the file changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._text: str | None = None
+        self._faults: dict[str, list[str | int | None]] = {}
+
+    def fault(self, site: str) -> str | None:
+        """The fault the next call at ``site`` suffers, if any (counted faults run down)."""
+        with self._lock:
+            self._reload()
+            found = self._faults.get(site)
+            if found is None:
+                return None
+            kind, remaining = found
+            if isinstance(remaining, int):
+                if remaining <= 0:
+                    return None
+                found[1] = remaining - 1
+            return str(kind)
+
+    def _reload(self) -> None:
+        # Read on every call (test mode only): a changed mtime can go unnoticed between
+        # two quick writes, a changed text cannot.
+        try:
+            text = self.path.read_text()
+        except FileNotFoundError:
+            text = ""
+        if text == self._text:
+            return
+        self._text = text
+        faults: dict[str, list[str | int | None]] = {}
+        for line in text.splitlines():
+            words = line.split("#", 1)[0].split()
+            if len(words) >= 2:
+                faults[words[0]] = [words[1], int(words[2]) if len(words) > 2 else None]
+        self._faults = faults
+
+
+def _from_environment() -> _Injector | None:
+    path = os.environ.get(ENV_VAR)
+    return _Injector(Path(path)) if path else None
+
+
+_injector = _from_environment()
+
+
+def _error(kind: str) -> OSError:
+    code = _ERRNOS.get(kind, errno.EIO)
+    return OSError(code, os.strerror(code))
+
+
+def check(site: str) -> None:
+    """Raise the error configured for ``site`` (a write that has no call of its own here)."""
+    if _injector is not None and (kind := _injector.fault(site)) is not None:
+        raise _error(kind)
+
+
+def check_file(site: str, path: Path) -> None:
+    """Raise the error configured for ``site`` after writing ``path``; ``short`` first cuts
+    the file in half, as a write that stopped part way would leave it."""
+    if _injector is not None and (kind := _injector.fault(site)) is not None:
+        if kind == "short":
+            os.truncate(path, path.stat().st_size // 2)
+        raise _error(kind)
+
+
+def catalog_check() -> None:
+    """Raise SQLite's error for a failed commit when ``catalog.commit`` is faulted."""
+    if _injector is not None and (kind := _injector.fault("catalog.commit")) is not None:
+        text = "database or disk is full" if kind != "eio" else "disk I/O error"
+        raise sqlite3.OperationalError(text)
+
+
+def write_all(site: str, fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd`` (looping over short writes)."""
+    view = memoryview(data)
+    if _injector is not None and (kind := _injector.fault(site)) is not None:
+        if kind == "short":
+            os.write(fd, view[: len(view) // 2])
+        raise _error(kind)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def fdatasync(site: str, fd: int) -> None:
+    """``os.fdatasync``, or the fault configured for ``site``."""
+    check(site)
+    os.fdatasync(fd)
+
+
+def ftruncate(site: str, fd: int, length: int) -> None:
+    """``os.ftruncate``, or the fault configured for ``site``."""
+    check(site)
+    os.ftruncate(fd, length)
+
+
+def disk_usage(path: Path) -> float:
+    """Used share (0 to 1) of the filesystem holding ``path``, as ``df`` counts it."""
+    if _injector is not None and (value := _injector.fault("disk.usage")) is not None:
+        return float(value)
+    stat = os.statvfs(path)
+    if stat.f_blocks == 0:
+        return 0.0
+    return (stat.f_blocks - stat.f_bfree) / stat.f_blocks

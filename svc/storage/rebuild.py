@@ -1,0 +1,233 @@
+"""Rebuild of a lost catalog from the lake's files (``svc catalog rebuild``, or at startup
+when the catalog is missing or empty while the lake holds files).
+
+Each file written since the storage-faults work carries ``svc.file`` metadata (see
+``lake``): its tenant, its per-stream summaries and its flush (id, number of files, and the
+WAL segments ``[wal_first_seq, wal_seq]`` its rows came from). Stream labels come from the
+``labels`` column. The WAL watermark is the delicate part: a flush is listed again, and
+its ``wal_seq`` becomes the watermark, only when its rows are nowhere else.
+
+* Of the files of one ``wal_seq``, one complete flush is listed (a failed attempt and its
+  successful retry hold the same rows); incomplete or duplicate attempts stay unlisted.
+* The newest flushes whose WAL segments all still exist may never have been committed:
+  they stay unlisted and the WAL replays their rows, so nothing is counted twice. A flush
+  with a retired segment was committed (segments are retired only after the commit), and
+  so is every flush before a committed one.
+* Files from before that metadata existed are listed with summaries computed from their
+  rows; their WAL position is unknown, so every WAL segment on disk is replayed (a crash
+  between a commit and the removal of its segments can then repeat that flush's entries).
+
+Unreadable files are quarantined; unlisted files are left for the startup sweep.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+import msgspec
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from svc.ingest.labels import label_key
+from svc.storage.catalog import Catalog, FileEntry, FileStreamRow, StreamRow
+from svc.storage.lake import (
+    FILE_METADATA_KEY,
+    FileMetadata,
+    decode_file_metadata,
+    stream_summaries,
+)
+from svc.storage.lake_check import check_file, lake_files, quarantine
+from svc.storage.streams import stream_id_of
+
+__all__ = ["RebuildReport", "rebuild_catalog"]
+
+log = logging.getLogger(__name__)
+
+_encode_labels = msgspec.json.Encoder().encode
+
+
+@dataclass
+class RebuildReport:
+    """What a rebuild found and listed."""
+
+    listed: list[str] = field(default_factory=list)
+    unlisted: list[str] = field(default_factory=list)
+    """Files left out: attempts of a flush that was not (or not only) committed."""
+    quarantined: list[str] = field(default_factory=list)
+    streams: int = 0
+    watermark: int = 0
+
+
+@dataclass
+class _File:
+    relative: str
+    size: int
+    metadata: FileMetadata | None
+    labels: dict[int, tuple[tuple[str, str], ...]]
+    summaries: list[FileStreamRow]
+
+
+def rebuild_catalog(
+    catalog: Catalog, lake_root: Path, quarantine_root: Path, wal_segments: set[int]
+) -> RebuildReport:
+    """List the lake's files in ``catalog`` (which must be empty), in one transaction."""
+    report = RebuildReport()
+    files: list[_File] = []
+    for relative in lake_files(lake_root):
+        found = _read(lake_root, relative)
+        if isinstance(found, str):
+            log.error("catalog rebuild: quarantining unreadable file %s: %s", relative, found)
+            quarantine(lake_root, quarantine_root, relative)
+            report.quarantined.append(relative)
+        else:
+            files.append(found)
+    chosen, report.unlisted = _choose(files, wal_segments)
+    entries, summaries, streams = _catalog_rows(chosen)
+    report.watermark = max(
+        (f.metadata.wal_seq for f in chosen if f.metadata is not None), default=0
+    )
+    catalog.commit_flush(entries, streams, report.watermark, summaries)
+    report.listed = sorted(f.relative for f in chosen)
+    report.streams = len(streams)
+    return report
+
+
+def _read(lake_root: Path, relative: str) -> _File | str:
+    """A file's metadata, stream labels and summaries; or why it cannot be read."""
+    path = lake_root / relative
+    reason = check_file(path, None)
+    if reason is not None:
+        return reason
+    try:
+        parquet = pq.ParquetFile(path)
+        raw = (parquet.metadata.metadata or {}).get(FILE_METADATA_KEY)
+        metadata = decode_file_metadata(raw) if raw is not None else None
+        labels: dict[int, tuple[tuple[str, str], ...]] = {}
+        old_parts: list[pa.Table] = []
+        columns = ["stream_id", "labels"] if metadata else ["stream_id", "labels", "ts", "line"]
+        for group in range(parquet.num_row_groups):
+            table = parquet.read_row_group(group, columns=columns)
+            _first_labels(table, labels)
+            if metadata is None:
+                old_parts.append(table.drop_columns(["labels"]))
+    except Exception as exc:  # pyarrow and msgspec errors: the file is damaged
+        return f"unreadable: {exc}"
+    if metadata is not None:
+        summaries = [
+            FileStreamRow(relative, sid, rows, line_bytes, first, last)
+            for sid, rows, line_bytes, first, last in metadata.streams
+        ]
+    else:
+        summaries = stream_summaries(relative, pa.concat_tables(old_parts)) if old_parts else []
+    return _File(relative, path.stat().st_size, metadata, labels, summaries)
+
+
+def _first_labels(table: pa.Table, labels: dict[int, tuple[tuple[str, str], ...]]) -> None:
+    """Add the labels of each stream not seen yet (rows are sorted by stream)."""
+    ids = table["stream_id"].combine_chunks()
+    if len(ids) == 0:
+        return
+    starts = [0]
+    if len(ids) > 1:
+        changed = pc.not_equal(ids.slice(1), ids.slice(0, len(ids) - 1))
+        starts += [i + 1 for i in pc.indices_nonzero(changed).to_pylist()]
+    picked = table.take(pa.array(starts, pa.int64()))
+    for stream_id, pairs in zip(
+        picked["stream_id"].to_pylist(), picked["labels"].to_pylist(), strict=True
+    ):
+        labels.setdefault(stream_id, tuple((k, v) for k, v in pairs or []))
+
+
+def _choose(files: list[_File], wal_segments: set[int]) -> tuple[list[_File], list[str]]:
+    """The files to list, and those left out (module docstring)."""
+    chosen = [f for f in files if f.metadata is None]
+    attempts: dict[int, dict[str, list[_File]]] = defaultdict(lambda: defaultdict(list))
+    for f in files:
+        if f.metadata is not None:
+            attempts[f.metadata.wal_seq][f.metadata.flush_id].append(f)
+    left_out: list[str] = []
+    committed_below = False
+    for wal_seq in sorted(attempts, reverse=True):
+        complete = [
+            group
+            for group in attempts[wal_seq].values()
+            if group[0].metadata is not None and len(group) == group[0].metadata.flush_files
+        ]
+        first_seq = min(
+            f.metadata.wal_first_seq for g in attempts[wal_seq].values() for f in g if f.metadata
+        )
+        in_wal = all(seq in wal_segments for seq in range(first_seq, wal_seq + 1))
+        pick: list[_File] = []
+        if committed_below or not in_wal:
+            committed_below = True
+            # Committed: its rows are only here. Prefer a complete attempt; with none, the
+            # files of all attempts are what is left of it.
+            pick = complete[0] if complete else _dedupe(attempts[wal_seq])
+        chosen += pick
+        left_out += [f.relative for g in attempts[wal_seq].values() for f in g if f not in pick]
+    return chosen, sorted(left_out)
+
+
+def _dedupe(groups: dict[str, list[_File]]) -> list[_File]:
+    """The most complete attempt of an incomplete flush."""
+    return max(groups.values(), key=len)
+
+
+def _catalog_rows(
+    files: list[_File],
+) -> tuple[list[FileEntry], list[FileStreamRow], list[StreamRow]]:
+    entries: list[FileEntry] = []
+    summaries: list[FileStreamRow] = []
+    spans: dict[tuple[str, int], list[int]] = {}
+    labels_of: dict[tuple[str, int], tuple[tuple[str, str], ...]] = {}
+    for f in files:
+        parts = Path(f.relative).parts
+        tenant = f.metadata.tenant if f.metadata else unquote(parts[0].removeprefix("tenant="))
+        day = f.metadata.day if f.metadata else parts[1].removeprefix("day=")
+        rows = sum(s.rows for s in f.summaries)
+        entries.append(
+            FileEntry(
+                path=f.relative,
+                tenant=tenant,
+                day=day,
+                min_ts=min((s.min_ts for s in f.summaries), default=0),
+                max_ts=max((s.max_ts for s in f.summaries), default=0),
+                rows=rows,
+                line_bytes=sum(s.line_bytes for s in f.summaries),
+                file_bytes=f.size,
+                streams=len(f.summaries),
+            )
+        )
+        summaries += f.summaries
+        for s in f.summaries:
+            span = spans.setdefault((tenant, s.stream_id), [s.min_ts, s.max_ts])
+            span[0], span[1] = min(span[0], s.min_ts), max(span[1], s.max_ts)
+            if s.stream_id in f.labels:
+                labels_of.setdefault((tenant, s.stream_id), f.labels[s.stream_id])
+    return entries, summaries, _stream_rows(spans, labels_of)
+
+
+def _stream_rows(
+    spans: dict[tuple[str, int], list[int]],
+    labels_of: dict[tuple[str, int], tuple[tuple[str, str], ...]],
+) -> list[StreamRow]:
+    streams = []
+    for (tenant, stream_id), (first, last) in spans.items():
+        labels = labels_of.get((tenant, stream_id), ())
+        key = label_key(labels)
+        if stream_id_of(key) != stream_id:
+            log.warning(
+                "catalog rebuild: stream %d of tenant %s: its labels %s do not hash to its id",
+                stream_id,
+                tenant,
+                key,
+            )
+        streams.append(
+            StreamRow(tenant, stream_id, key, _encode_labels(list(labels)).decode(), first, last)
+        )
+    return streams
