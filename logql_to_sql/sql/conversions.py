@@ -20,6 +20,7 @@ from logql_to_sql.sql.dialect import UDF_PARSE_VALUE, query_id, sql
 __all__ = [
     "Conversion",
     "bytes_of",
+    "duration_unit_ns",
     "float_of",
     "nanoseconds_of",
     "seconds_from_nanoseconds",
@@ -106,20 +107,23 @@ def _term_ns(whole: exp.Expr, fraction: exp.Expr, unit_ns: exp.Expr) -> exp.Expr
     )
 
 
-def _small_term_ns(text: exp.Expr) -> exp.Expr:
+def duration_unit_ns(text: exp.Expr) -> exp.Expr:
+    """Nanoseconds of the unit a text of ``_SMALL_TERM``'s shape ends with (two-character
+    units first: ``ms`` before ``s``); NULL when it ends with none. Comparing the last
+    characters is much cheaper than a chain of suffix tests."""
+    two = " ".join(f"WHEN '{name}' THEN {ns}" for name, ns in _UNITS_NS.items() if len(name) == 2)
+    one = " ".join(f"WHEN '{name}' THEN {ns}" for name, ns in _UNITS_NS.items() if len(name) == 1)
+    return sql(f"CASE right(:t, 2) {two} ELSE CASE right(:t, 1) {one} END END", t=text)
+
+
+def _small_term_ns(text: exp.Expr, unit: exp.Expr) -> exp.Expr:
     """A single ``[sign]<number><unit>`` within ``_SMALL_TERM`` (the usual shape) in
     nanoseconds, cut with string functions: cheaper than a regex that extracts groups.
+    ``unit`` is ``duration_unit_ns(text)`` (a column when the caller computed it before).
     Every unit below a second has two characters, the others one."""
-    unit = exp.Case(
-        ifs=[
-            exp.If(
-                this=sql("ends_with(:t, :u)", t=text.copy(), u=name),
-                true=exp.Literal.number(ns),
-            )
-            for name, ns in _UNITS_NS.items()
-        ]
+    number = sql(
+        "left(:t, CASE WHEN :u < 1000000000 THEN -2 ELSE -1 END)", t=text.copy(), u=unit.copy()
     )
-    number = sql("left(:t, CASE WHEN :u < 1000000000 THEN -2 ELSE -1 END)", t=text.copy(), u=unit)
     digits = sql("ltrim(:n, '+-')", n=number.copy())
     fractional = sql(
         "CASE WHEN starts_with(:t, '-') THEN -1 ELSE 1 END * (coalesce(TRY_CAST("
@@ -138,8 +142,9 @@ def _small_term_ns(text: exp.Expr) -> exp.Expr:
     )
 
 
-def nanoseconds_of(text: exp.Expr) -> Conversion:
-    """``time.ParseDuration(text)`` in nanoseconds (BIGINT)."""
+def nanoseconds_of(text: exp.Expr, unit: exp.Expr | None = None) -> Conversion:
+    """``time.ParseDuration(text)`` in nanoseconds (BIGINT). ``unit``: a column holding
+    ``duration_unit_ns(text)``, when the caller computed it in an earlier frame."""
     terms = sql(
         "CASE WHEN starts_with(:t, '-') THEN -1 ELSE 1 END * list_sum(list_transform("
         "regexp_extract_all(:t, :re, ['w', 'f', 'u']), x -> :term))",
@@ -153,7 +158,7 @@ def nanoseconds_of(text: exp.Expr) -> Conversion:
         "WHEN :t IN ('0', '+0', '-0') THEN 0 END",
         t=text.copy(),
         one=_SMALL_TERM,
-        single=_small_term_ns(text.copy()),
+        single=_small_term_ns(text.copy(), duration_unit_ns(text.copy()) if unit is None else unit),
         many=_TERMS,
         several=terms,
     )
@@ -194,9 +199,16 @@ def bytes_of(text: exp.Expr) -> Conversion:
     parts = sql("regexp_extract(:t, :re, ['n', 'u'])", t=text, re=_SIZE)
     cases = " ".join(f"WHEN '{unit}' THEN {factor!r}" for unit, factor in _BYTE_UNITS.items())
     product = sql(f"TRY_CAST((:p).n AS DOUBLE) * CASE lower((:p).u) {cases} END", p=parts)
-    value = sql(
+    general = sql(
         "CASE WHEN :x < 18446744073709551616.0 THEN floor(:x) ELSE :slow END",
         x=product,
         slow=_fallback("bytes", text.copy(), "value"),
+    )
+    # A plain count of bytes (an access log's size field) is read as it is: no units, no
+    # groups to extract, and 15 digits are exact in a double.
+    value = sql(
+        "CASE WHEN regexp_full_match(:t, '[0-9]{1,15}') THEN CAST(:t AS DOUBLE) ELSE :g END",
+        t=text.copy(),
+        g=general,
     )
     return Conversion(value, _fallback("bytes", text.copy(), "error"))

@@ -33,6 +33,7 @@ __all__ = [
     "JSON_TYPES",
     "LABELS",
     "LINE",
+    "LOGFMT_QUOTE",
     "LOGFMT_TOKENS",
     "METADATA",
     "PARSED_ENTRIES",
@@ -47,6 +48,7 @@ __all__ = [
     "STREAM_ID",
     "TS",
     "UNWRAPPED",
+    "UNWRAPPED_UNIT",
     "Frame",
     "base_frame",
     "group_key",
@@ -143,6 +145,10 @@ lines where DuckDB's reading would differ (NULL elsewhere)."""
 JSON_PATH_PAIRS = "jp"
 """LIST(STRUCT(key, value)): columnar pipeline, what ``| json a="path"`` sets."""
 
+LOGFMT_QUOTE = "lfq"
+"""INTEGER: a logfmt key lookup, where the line's first ``"`` is (0: none); a key found
+before it starts a token."""
+
 LOGFMT_TOKENS = "lfx"
 """The pairs of a line tokenized as the logfmt decoder reads it, for the lines a quick look
 for the wanted keys cannot decide (NULL elsewhere)."""
@@ -160,6 +166,10 @@ stage (errors included), not as its earlier operations left them."""
 
 UNWRAPPED = "uv"
 """DOUBLE: the sample value taken from the unwrapped label."""
+
+UNWRAPPED_UNIT = "uvu"
+"""BIGINT: ``unwrap duration()``, nanoseconds of the unit the unwrapped label ends with
+(computed once, before the value, which reads it several times)."""
 
 
 def stream_value(index: int) -> str:

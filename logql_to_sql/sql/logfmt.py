@@ -23,7 +23,7 @@ import re
 from sqlglot import exp
 
 from logql_to_sql.sql.dialect import sql
-from logql_to_sql.sql.frame import LOGFMT_TOKENS, logfmt_position, logfmt_quick
+from logql_to_sql.sql.frame import LOGFMT_QUOTE, LOGFMT_TOKENS, logfmt_position, logfmt_quick
 from logql_to_sql.syntax import ast
 
 __all__ = ["TOKEN", "logfmt_lookup", "logfmt_pairs", "unquote"]
@@ -188,9 +188,10 @@ def _quick(key: str, keep_empty: bool, index: int) -> tuple[list[exp.Expr], exp.
         # "key=" decides when it starts a token before any quote and has a good value.
         quick = sql(
             "CASE WHEN :p > 0 AND (:p = 1 OR ascii(substr(line, :p - 1, 1)) <= 32) "
-            "AND NOT contains(left(line, :p), '\"') "
+            "AND (:q = 0 OR :q > :p) "
             "THEN regexp_extract(substr(line, :p + :n), :value, 1) END",
             p=at,
+            q=exp.column(LOGFMT_QUOTE),
             n=len(key) + 1,
             value='^([^\\x00-\\x20="]+)(?:[\\x00-\\x20]|$)',
         )
@@ -207,9 +208,10 @@ def _quick(key: str, keep_empty: bool, index: int) -> tuple[list[exp.Expr], exp.
     )
     # Without a quote the words are the tokens; with one, a match ending before it is.
     decided = sql(
-        ":m IS NULL OR NOT contains(line, '\"') OR ((:m).tok <> '' AND "
-        "strpos(line, (:m).tok) + length((:m).tok) <= strpos(line, '\"'))",
+        ":m IS NULL OR :q = 0 OR ((:m).tok <> '' AND "
+        "strpos(line, (:m).tok) + length((:m).tok) <= :q)",
         m=at,
+        q=exp.column(LOGFMT_QUOTE),
     )
     return (
         [match],
@@ -248,6 +250,7 @@ def logfmt_lookup(
         quick.append(value)
     if not keys:
         return [], {}
+    steps[0][LOGFMT_QUOTE] = sql("strpos(line, '\"')")
     pairs = logfmt_pairs(ast.LogfmtParser(keep_empty=keep_empty))[0]
     tokenized = LOGFMT_TOKENS
     steps.append({tokenized: sql("CASE WHEN NOT (:d) THEN :p END", d=exp.and_(*decided), p=pairs)})

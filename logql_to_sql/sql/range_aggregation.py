@@ -29,12 +29,21 @@ from logql_to_sql.sql.compiler import (
 )
 from logql_to_sql.sql.conversions import (
     bytes_of,
+    duration_unit_ns,
     float_of,
     nanoseconds_of,
     seconds_from_nanoseconds,
 )
 from logql_to_sql.sql.dialect import opaque, sql
-from logql_to_sql.sql.frame import ERROR, ERROR_DETAILS, TS, UNWRAPPED, Frame, group_key
+from logql_to_sql.sql.frame import (
+    ERROR,
+    ERROR_DETAILS,
+    TS,
+    UNWRAPPED,
+    UNWRAPPED_UNIT,
+    Frame,
+    group_key,
+)
 from logql_to_sql.sql.hints import Needed, stage_reads
 from logql_to_sql.sql.label_filters import ValueOf, compile_label_filter, filtered, label_value
 from logql_to_sql.sql.rewrites import hoist_line_filters, split_leading_line_filters
@@ -313,11 +322,18 @@ def _unwrapped(frame: Frame, unwrap: ast.Unwrap, value_of: ValueOf) -> Frame:
         ast.UnwrapConversion.DURATION: nanoseconds_of,
         ast.UnwrapConversion.DURATION_SECONDS: nanoseconds_of,
     }[unwrap.conversion]
-    conversion = convert(raw.copy())
     value = exp.column(UNWRAPPED)
+    present = sql(":r <> ''", r=raw.copy())
+    if seconds:
+        # The unit first, in a frame of its own: the duration's SQL reads it several times.
+        read = frame.next(where=present, extras={UNWRAPPED_UNIT: duration_unit_ns(raw.copy())})
+        conversion = nanoseconds_of(raw.copy(), exp.column(UNWRAPPED_UNIT))
+        read = read.next(extras={UNWRAPPED: conversion.value})
+    else:
+        conversion = convert(raw.copy())
+        read = frame.next(where=present, extras={UNWRAPPED: conversion.value})
     # The conversion is computed once, in its own frame (durations in nanoseconds first);
     # the value is then opaque to later filters, and the error columns read it.
-    read = frame.next(where=sql(":r <> ''", r=raw.copy()), extras={UNWRAPPED: conversion.value})
     if seconds:
         read = read.next(extras={UNWRAPPED: seconds_from_nanoseconds(value.copy())})
     # Its own frame, reading the column once: DuckDB merges projections, and would merge
