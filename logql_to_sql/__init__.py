@@ -28,6 +28,7 @@ from logql_to_sql.sql.dialect import (
     UDF_IP_MATCH,
     UDF_JSON_ERROR,
     UDF_JSON_FIELDS,
+    UDF_JSON_PARTIAL,
     UDF_JSON_PATH,
     UDF_PARSE_VALUE,
     UDF_TEMPLATE,
@@ -48,6 +49,7 @@ __all__ = [
     "UDF_IP_MATCH",
     "UDF_JSON_ERROR",
     "UDF_JSON_FIELDS",
+    "UDF_JSON_PARTIAL",
     "UDF_JSON_PATH",
     "UDF_PARSE_VALUE",
     "UDF_TEMPLATE",
@@ -88,8 +90,16 @@ def parse(text: str) -> Expr:
 
 
 def format_query(query: str | Expr) -> str:
-    """The pretty form ``P`` (what ``GET /format_query`` returns); parses text first."""
-    expr = parse(query) if isinstance(query, str) else query
+    """The pretty form ``P`` (what ``GET /format_query`` returns); parses text first.
+
+    Text is parsed as Loki's ``format_query`` does: without building the pipeline, so a
+    stage error (a broken ``line_format`` template, say) does not stop the formatting.
+    """
+    if isinstance(query, str):
+        expr = parse_expr(query)
+        validate(expr, stages=False)
+    else:
+        expr = query
     return pretty(expr)
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "UDF_IP_MATCH",
     "UDF_JSON_ERROR",
     "UDF_JSON_FIELDS",
+    "UDF_JSON_PARTIAL",
     "UDF_JSON_PATH",
     "UDF_PARSE_VALUE",
     "UDF_TEMPLATE",
@@ -71,6 +72,13 @@ def query_id() -> exp.Expr:
     """The running query's id, as the engine's Python functions receive it."""
     return exp.Anonymous(this="getvariable", expressions=[exp.Literal.string(QUERY_VARIABLE)])
 
+
+UDF_JSON_PARTIAL = "logql_json_partial"
+"""Engine-provided function: (line, query id) -> the same as ``UDF_JSON_FIELDS``, declared
+free of side effects, so that a query calling it keeps DuckDB's optimisations (filters
+pushed below it, the top-N of a limited scan). For the fields of the few lines
+a hinted ``| json`` reads exactly (malformed, or numbers DuckDB would rewrite), where
+computing them once per use costs little."""
 
 Value = exp.Expr | str | int | float | bool | None | list[str]
 

@@ -63,10 +63,17 @@ class _Rel:
     checks: list[tuple[exp.Select, str]] = field(default_factory=list)
 
 
-def compile_metric_query(expr: ast.MetricExpr, *, grid: Grid, metadata: bool = True) -> MetricPlan:
-    """Samples of ``expr`` at every step of ``grid``. ``metadata=False`` promises that the
-    queried entries have no structured metadata (cheaper plans for ranges without parsers)."""
-    compiler = _MetricCompiler(grid, metadata=metadata)
+def compile_metric_query(
+    expr: ast.MetricExpr, *, grid: Grid, metadata: bool = True, columnar: bool = True
+) -> MetricPlan:
+    """Samples of ``expr`` at every step of ``grid``.
+
+    ``metadata=False`` promises that the queried entries have no structured metadata
+    (cheaper plans for ranges without parsers). ``columnar=False`` runs every pipeline on
+    the generic label-map pipeline, even where the columnar one applies: same answer,
+    slower (differential tests compare them).
+    """
+    compiler = _MetricCompiler(grid, metadata=metadata, columnar=columnar)
     rel = compiler.visit(expr)
     order = _sort_order(expr)
     select = rel.select
@@ -164,9 +171,10 @@ def _float_literal(value: float) -> exp.Expr:
 
 
 class _MetricCompiler:
-    def __init__(self, grid: Grid, *, metadata: bool) -> None:
+    def __init__(self, grid: Grid, *, metadata: bool, columnar: bool) -> None:
         self.grid = grid
         self.metadata = metadata
+        self.columnar = columnar
         self.shared: list[tuple[str, exp.Select, exp.Select, Callable[[], exp.Select]]] = []
 
     def visit(self, node: ast.Expr) -> _Rel:
@@ -191,6 +199,7 @@ class _MetricCompiler:
             grouping=grouping,
             entries_name=f"entries_{len(self.shared)}",
             metadata=self.metadata,
+            columnar=self.columnar,
         )
         probes: list[tuple[exp.Select, exp.Select]] = []
         if (

@@ -14,13 +14,21 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
-from logql_to_sql.sql.dialect import UDF_JSON_ERROR, UDF_JSON_FIELDS, UDF_JSON_PATH, query_id, sql
+from logql_to_sql.sql.dialect import (
+    UDF_JSON_ERROR,
+    UDF_JSON_FIELDS,
+    UDF_JSON_PARTIAL,
+    UDF_JSON_PATH,
+    query_id,
+    sql,
+)
 from logql_to_sql.sql.frame import (
     JSON_ERROR_DETAILS,
     JSON_EXACT,
     JSON_LOOKUP,
     JSON_READ_ALIKE,
     JSON_TYPES,
+    LINE,
     pattern_at,
     pattern_rest,
 )
@@ -39,12 +47,14 @@ __all__ = [
     "json_candidate_paths",
     "json_error",
     "json_error_details",
+    "json_fields",
     "json_hinted",
     "json_lookup",
     "json_paths",
     "logfmt",
     "logfmt_hinted",
     "pattern",
+    "pattern_names",
     "pattern_steps",
     "regexp",
     "sanitize",
@@ -134,13 +144,21 @@ def json_error(details: exp.Expr) -> exp.Expr:
 def json_all() -> Parsed:
     """``| json``: every scalar field, nested objects flattened with ``_``, by the engine's
     ``UDF_JSON_FIELDS`` (DuckDB's JSON functions lose number text and duplicate keys)."""
-    entries = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line"), query_id()])
+    entries = json_fields()
     return Parsed(
         entries=entries,
         error=json_error(exp.column(JSON_ERROR_DETAILS)),
         details=exp.column(JSON_ERROR_DETAILS),
         steps=({JSON_ERROR_DETAILS: json_error_details()},),
     )
+
+
+def json_fields(*, partial: bool = False) -> exp.Expr:
+    """The line's fields as ``| json`` reads them (``UDF_JSON_FIELDS``): flattened, in line
+    order, and for a malformed line those before the syntax error. ``partial``: called for
+    malformed lines only (``UDF_JSON_PARTIAL``)."""
+    udf = UDF_JSON_PARTIAL if partial else UDF_JSON_FIELDS
+    return exp.Anonymous(this=udf, expressions=[exp.column(LINE), query_id()])
 
 
 _PATH_PART = re.compile(r'\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
@@ -255,6 +273,11 @@ class Stepped:
 
     steps: list[dict[str, exp.Expr]]
     values: dict[str, exp.Expr]
+
+
+def pattern_names(text: str) -> list[str]:
+    """The capture names of a pattern in order, ``_`` included."""
+    return _PATTERN_PART.findall(text)
 
 
 def pattern_steps(text: str, wanted: Collection[str] | None = None) -> Stepped:
@@ -436,7 +459,9 @@ def json_lookup(keys: tuple[str, ...]) -> tuple[list[dict[str, exp.Expr]], dict[
         )
     # One parse: a malformed line makes the extraction fail (NULL).
     lookup = sql("TRY(json_extract(line, :p))", p=paths or ["$"])
-    fields = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line"), query_id()])
+    # Volatile calls here would block DuckDB's optimisations of a limited scan; these
+    # lines are few, so computing the fields once per use costs little.
+    fields = json_fields(partial=True)
     steps = [
         {JSON_LOOKUP: lookup},
         {

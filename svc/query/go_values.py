@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from gocompat.durations import parse_go_duration, parse_humanize_bytes
-from gocompat.strconv import parse_float_checked
+from gocompat.strconv import parse_float_strict
 
 __all__ = ["VALUE_TYPE", "parse_values_batch"]
 
@@ -26,7 +26,7 @@ Parsed = tuple[float | None, int | None, str | None]
 
 
 def _float(text: str) -> Parsed:
-    return parse_float_checked(text), None, None
+    return parse_float_strict(text), None, None
 
 
 def _duration(text: str) -> Parsed:

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 import pyarrow as pa
 
+from svc.model import Labels
 from svc.query.json_object import field_name, path_value, walk_object
 from svc.query.streams import merge_metadata
 
@@ -32,7 +33,6 @@ __all__ = [
 FIELDS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
 
 Fields = list[tuple[str, str]]
-Labels = tuple[tuple[str, str], ...]
 
 
 class _Invalid(ValueError):

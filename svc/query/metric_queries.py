@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from logql_to_sql import DIALECT, Grid, MetricPlan, ast, compile_metric_query
 from svc.errors import BadRequestError
-from svc.ingest.labels import label_key
+from svc.model import Labels, label_key
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.file_metadata import view_has_metadata
 from svc.query.plan_cache import START, mentions_stand_in, with_range
@@ -36,8 +36,6 @@ MAX_SERIES_MESSAGE = (
     "cardinality by adding more specific stream selectors, reducing the time range, or "
     "aggregating results with functions like sum(), count() or topk()"
 )
-
-Labels = tuple[tuple[str, str], ...]
 
 
 @dataclass
@@ -86,7 +84,9 @@ def run_metric_query(
         raise BadRequestError("count min sketches are only supported on instant queries")
 
     def run(text: str) -> pa.Table:
-        return engine.execute(with_range(text, grid.start_ns), view, stats)
+        if plan.stand_in:
+            text = with_range(text, grid.start_ns)
+        return engine.execute(text, view, stats)
 
     for probe, labels_probe in plan.error_probes:
         if run(probe).num_rows:
@@ -122,24 +122,27 @@ class _RenderedPlan:
     source: MetricPlan
     select: str
     error_probes: tuple[tuple[str, str], ...]
+    stand_in: bool
+    """Compiled with the stand-in start (cached): each run puts its own start in. A plan
+    compiled for its grid is run as it is: its text may hold the stand-in's digits."""
 
 
 def _plan(expr: ast.MetricExpr, grid: Grid, *, metadata: bool) -> _RenderedPlan:
     """The rendered plan of ``expr`` on ``grid``: compiled once per expression, step,
     number of steps and whether the data has structured metadata, with the start put in by
     ``with_range`` at each run."""
-    if mentions_stand_in(expr):
-        return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata))
+    if mentions_stand_in(expr):  # compiled for this grid, not reusable
+        return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata), stand_in=False)
     return _cached_plan(expr, grid.step_ns, grid.steps, metadata)
 
 
 @lru_cache(maxsize=256)
 def _cached_plan(expr: ast.MetricExpr, step_ns: int, steps: int, metadata: bool) -> _RenderedPlan:
     grid = Grid(start_ns=START, step_ns=step_ns, steps=steps)
-    return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata))
+    return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata), stand_in=True)
 
 
-def _rendered(plan: MetricPlan) -> _RenderedPlan:
+def _rendered(plan: MetricPlan, *, stand_in: bool) -> _RenderedPlan:
     def text(select: exp.Select) -> str:
         return select.sql(dialect=DIALECT)
 
@@ -147,6 +150,7 @@ def _rendered(plan: MetricPlan) -> _RenderedPlan:
         plan,
         text(plan.select),
         tuple((text(probe), text(labels)) for probe, labels in plan.error_probes),
+        stand_in,
     )
 
 

@@ -33,6 +33,7 @@ from logql_to_sql import (
     UDF_IP_MATCH,
     UDF_JSON_ERROR,
     UDF_JSON_FIELDS,
+    UDF_JSON_PARTIAL,
     UDF_JSON_PATH,
     UDF_PARSE_VALUE,
     UDF_TEMPLATE,
@@ -243,6 +244,14 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
         _parse_values,
         ["VARCHAR", "VARCHAR", "VARCHAR"],
         VALUE_TYPE,
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
+    )
+    connection.create_function(
+        UDF_JSON_PARTIAL,
+        _json_fields,
+        ["VARCHAR", "VARCHAR"],
+        "STRUCT(key VARCHAR, value VARCHAR)[]",
         type=PythonUDFType.ARROW,
         null_handling=FunctionNullHandling.SPECIAL,
     )

@@ -36,7 +36,7 @@ from duckdb.func import FunctionNullHandling, PythonUDFType
 from sqlglot import exp
 
 from gocompat.durations import parse_go_duration, parse_humanize_bytes
-from gocompat.strconv import parse_float_checked
+from gocompat.strconv import parse_float_strict
 from logql_to_sql import UDF_PARSE_VALUE
 from logql_to_sql.sql.conversions import Conversion, bytes_of, float_of, nanoseconds_of, seconds_of
 from svc.query.go_values import VALUE_TYPE
@@ -115,7 +115,7 @@ def test_python_readers_match_the_reference() -> None:
             except ValueError as exc:
                 assert str(exc) == row[error_key], text
         try:
-            assert _same(parse_float_checked(text), _go_value(row["float"])), text
+            assert _same(parse_float_strict(text), _go_value(row["float"])), text
         except ValueError as exc:
             assert str(exc) == row["float_err"], text
 
