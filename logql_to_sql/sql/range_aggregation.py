@@ -136,13 +136,7 @@ def compile_range_aggregation(
     leading, rest = split_leading_line_filters(log_range.stages)
     line_filters = [line_filter_condition(s, exp.column("line")) for s in leading]
     if not rest and log_range.unwrap is None:
-        entries = _Entries(
-            select=_label_only_entries(
-                node, log_range, [*time_window, *line_filters], metadata=metadata
-            ),
-            keys=["stream_id", "metadata"] if metadata else ["stream_id"],
-            by_stream=True,
-        )
+        entries = _label_only_entries(node, log_range, time_window, line_filters, metadata=metadata)
         probe = None
     else:
         entries, probe = _pipeline_entries(
@@ -194,20 +188,39 @@ def _entry_value(op: ast.RangeOp) -> exp.Expr:
 def _label_only_entries(
     node: ast.RangeAggregation,
     log_range: ast.LogRange,
-    conditions: list[exp.Expr],
+    time_window: list[exp.Expr],
+    line_filters: list[exp.Expr],
     *,
     metadata: bool,
-) -> exp.Select:
+) -> _Entries:
     """Entries of a range without parsers, keyed by stream and metadata (labels come later,
-    once per partial aggregate instead of once per entry)."""
-    matched = exp.column("stream_id").isin(
-        query=compile_stream_matchers(log_range.selector.matchers)
-    )
+    once per partial aggregate instead of once per entry).
+
+    Without line filters the streams are selected where their labels are joined, after
+    aggregation: DuckDB pushes that join's stream ids down through the grouping into the
+    scan (row groups of other streams are skipped as before), and no entry is probed
+    against them one by one. sum by (app) (count_over_time({env=~".+"}[1h])) over 100 MB:
+    36 -> 29 ms of CPU; a one-stream selector reads the same 7k of 690k rows either way.
+    """
     keys = ["stream_id", "metadata"] if metadata else ["stream_id"]
-    return (
-        exp.select("ts", *keys, _entry_value(node.op).as_("v"))
+    matchers = log_range.selector.matchers
+    conditions = [*time_window, *line_filters]
+    if not line_filters:
+        return _Entries(
+            select=exp.select("ts", *keys, _entry_value(node.op).as_("v"))
+            .from_("logs")
+            .where(exp.and_(*conditions)),
+            keys=keys,
+            by_stream=True,
+            streams=compile_stream_matchers(matchers).select("labels", copy=False),
+        )
+    matched = exp.column("stream_id").isin(query=compile_stream_matchers(matchers))
+    return _Entries(
+        select=exp.select("ts", *keys, _entry_value(node.op).as_("v"))
         .from_("logs")
-        .where(exp.and_(matched, *conditions))
+        .where(exp.and_(matched, *conditions)),
+        keys=keys,
+        by_stream=True,
     )
 
 
@@ -464,6 +477,9 @@ class _Entries:
     keys: list[str]
     labels: exp.Expr | None = None
     by_stream: bool = False
+    streams: exp.Select | None = None
+    """``by_stream`` entries of every stream: the matching streams (stream id, labels) the
+    aggregates are joined to."""
 
 
 def _aggregate(
@@ -528,7 +544,13 @@ def _aggregate(
                 *carried,
             )
             .from_(partials.subquery("by_stream", copy=False), copy=False)
-            .join("streams", on=sql("by_stream.stream_id = streams.stream_id"), copy=False)
+            .join(
+                entries.streams.subquery("streams", copy=False)
+                if entries.streams is not None
+                else exp.to_table("streams"),
+                on=sql("by_stream.stream_id = streams.stream_id"),
+                copy=False,
+            )
         )
     elif entries.labels is not None:
         partials = exp.select(entries.labels.as_("labels"), "kmin", "kmax", "p", *carried).from_(
