@@ -256,7 +256,8 @@ class QueryEngine:
                 query_chars=self.template_query_chars,
             ) as context:
                 sql = self.bound_sql(select, view, cursor)
-                cursor.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
+                if QUERY_VARIABLE in sql:  # only the engine's functions read it
+                    cursor.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
                 result = self._run(cursor, sql, context, remaining)
         finally:
             cursor.close()
