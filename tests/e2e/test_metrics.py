@@ -170,6 +170,19 @@ def _range(app: InProcessApp, tenant: str, query: str, start: str, end: str, ste
             "60",
             [({"app": "j", "lvl": "a"}, "1"), ({"app": "j", "lvl": "b"}, "1")],
         ),
+        # Binary operations between two unwrap aggregations answered 500 (issue 13).
+        (
+            'quantile_over_time(0, {app="u"} | logfmt | unwrap v [30s]) by (pod) - '
+            'quantile_over_time(1, {app="u"} | logfmt | unwrap v [30s]) by (pod)',
+            "30",
+            [({"pod": "1"}, "-2"), ({"pod": "2"}, "-18")],
+        ),
+        (
+            'first_over_time({app="u"} | logfmt | unwrap v [30s]) by (pod) - '
+            'last_over_time({app="u"} | logfmt | unwrap v [30s]) by (pod)',
+            "30",
+            [({"pod": "1"}, "-2"), ({"pod": "2"}, "-18")],
+        ),
         (
             'sort_desc(count_over_time({app=~"r|u"}[1m]))',
             "60",
