@@ -30,7 +30,6 @@ __all__ = [
     "JSON_LOOKUP",
     "JSON_PATH_PAIRS",
     "JSON_READ_ALIKE",
-    "JSON_TYPES",
     "LABELS",
     "LINE",
     "LOGFMT_QUOTE",
@@ -128,9 +127,6 @@ PARSE_DETAILS = "pd"
 JSON_LOOKUP = "hj"
 """JSON[]: the values a json parser reads by path, computed once, indexed by position in
 the parser's path list (NULL when DuckDB cannot read the line)."""
-
-JSON_TYPES = "jt"
-"""VARCHAR[]: the DuckDB types of ``JSON_LOOKUP``'s values."""
 
 JSON_READ_ALIKE = "jr"
 """BOOLEAN: whether DuckDB reads the line as the reference's JSON library does."""

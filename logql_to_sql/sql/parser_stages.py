@@ -27,7 +27,6 @@ from logql_to_sql.sql.frame import (
     JSON_EXACT,
     JSON_LOOKUP,
     JSON_READ_ALIKE,
-    JSON_TYPES,
     LINE,
     pattern_at,
     pattern_rest,
@@ -65,7 +64,11 @@ __all__ = [
 _NULL = "CAST(NULL AS VARCHAR)"
 # DuckDB's reader is laxer than the reference's on NaN, Infinity, inf and nan as values,
 # and decodes \u escapes otherwise: lines with those are left to the engine's function.
-_READ_ALIKE = "starts_with(ltrim(line, ' \t\n\r'), '{') AND NOT contains(line, '\\u')"
+# (ltrim only for the rare lines that do not start with the brace: it copies the line)
+_READ_ALIKE = (
+    "(starts_with(line, '{') OR starts_with(ltrim(line, ' \t\n\r'), '{')) "
+    "AND NOT contains(line, '\\u')"
+)
 _NAN_OR_INF = "regexp_matches(line, '[:,\\[][ \\t\\n\\r]*[-+]?(?i:nan|inf)')"
 _EMPTY_ENTRIES = "CAST([] AS STRUCT(key VARCHAR, value VARCHAR)[])"
 # json_type and json_transform raise on malformed input, even for rows a surrounding CASE
@@ -415,7 +418,7 @@ def json_path_of(segments: list[str]) -> str:
 
 def json_lookup(keys: tuple[str, ...]) -> tuple[list[dict[str, exp.Expr]], dict[str, exp.Expr]]:
     """``| json`` giving only ``keys`` (sanitised names): columns to compute first (one
-    frame per dict: ``hj`` the candidate paths' JSON values and ``jt`` their types, ``jr``
+    frame per dict: ``hj`` the candidate paths' JSON values, ``jr``
     whether DuckDB reads the line alike, ``jd`` the error details, ``jx`` the engine's
     exact fields where needed), then each key's value over them.
 
@@ -431,22 +434,27 @@ def json_lookup(keys: tuple[str, ...]) -> tuple[list[dict[str, exp.Expr]], dict[
         candidates = []
         for path in json_candidate_paths(key):
             paths.append(path)
-            value = sql("list_extract(:l, :i)", l=exp.column(JSON_LOOKUP), i=len(paths))
-            kind = sql("list_extract(:t, :i)", t=exp.column(JSON_TYPES), i=len(paths))
+            # The value's JSON text as DuckDB gives it tells its type by its first
+            # character (no json_type per value): a string is unescaped, objects, arrays
+            # and null are no scalar, the rest (numbers, booleans) is the text itself.
+            text = sql(
+                "CAST(list_extract(:l, :i) AS VARCHAR)", l=exp.column(JSON_LOOKUP), i=len(paths)
+            )
             candidates.append(
                 sql(
-                    "CASE WHEN :t = 'VARCHAR' THEN :v ->> '$' WHEN :t IN ('BOOLEAN', 'BIGINT', "
-                    "'UBIGINT') THEN CAST(:v AS VARCHAR) END",
-                    t=kind,
-                    v=value,
+                    "CASE left(:s, 1) WHEN '\"' THEN :s ->> '$' WHEN '{' THEN NULL "
+                    "WHEN '[' THEN NULL WHEN 'n' THEN NULL ELSE :s END",
+                    s=text,
                 )
             )
+            # Numbers DuckDB read as doubles are written anew (1.50 as 1.5, 1e3 as
+            # 1000.0), and -0 as 0: those are read exactly. One small regex over the
+            # value's text costs less than testing its type and characters one by one.
             exact.append(
                 sql(
-                    "coalesce(:t IN ('DOUBLE', 'HUGEINT') OR (:t = 'BIGINT' AND CAST(:v AS "
-                    "VARCHAR) = '0'), false)",
-                    t=kind.copy(),
-                    v=value.copy(),
+                    "coalesce(regexp_matches(:s, :re), false)",
+                    s=text.copy(),
+                    re='^(?:-?[0-9][^"]*[.eE]|0$)',
                 )
             )
         values[key] = sql(
@@ -466,7 +474,6 @@ def json_lookup(keys: tuple[str, ...]) -> tuple[list[dict[str, exp.Expr]], dict[
         {JSON_LOOKUP: lookup},
         {
             JSON_READ_ALIKE: _read_alike(sql(":l IS NOT NULL", l=exp.column(JSON_LOOKUP))),
-            JSON_TYPES: sql("list_transform(:l, v -> json_type(v))", l=exp.column(JSON_LOOKUP)),
         },
         {
             JSON_ERROR_DETAILS: sql(
