@@ -83,6 +83,8 @@ class ColumnarLabels:
     names: tuple[str, ...]
     lookups: tuple[str, ...] = ()
     """Stream label names read per entry; the source provides them as ``stream_value(i)``."""
+    opaque: bool = True
+    """Parsed values are computed once, hidden from DuckDB's filter pushdown (``opaque``)."""
 
     def stream(self, name: str) -> exp.Expr:
         """The entry's stream label ``name`` (NULL when the stream has none)."""
@@ -146,18 +148,24 @@ def stream_lookups(names: frozenset[str]) -> tuple[str, ...]:
 
 
 def columnar_pipeline(
-    source: exp.Select, stages: tuple[ast.Stage, ...], *, names: frozenset[str]
+    source: exp.Select,
+    stages: tuple[ast.Stage, ...],
+    *,
+    names: frozenset[str],
+    opaque: bool = True,
 ) -> tuple[Frame, ColumnarLabels] | None:
     """The pipeline over ``source`` tracking only ``names``; None if unsupported.
 
     ``source`` rows are ``(ts, stream_id, line, metadata, stream_value(0), ...)`` with the
-    stream labels of ``stream_lookups(names)``.
+    stream labels of ``stream_lookups(names)``. ``opaque=False`` leaves the parsed values
+    visible to DuckDB (see ``filtering_pipeline``).
     """
     if not columnar_supported(stages):
         return None
     tracked = ColumnarLabels(
         names=tuple(sorted(names - {"__error__", "__error_details__"})),
         lookups=stream_lookups(names),
+        opaque=opaque,
     )
     frame = _base(source, tracked)
     for stage in stages:
@@ -317,14 +325,15 @@ def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
             PARSE_DETAILS: extraction.details,
         }
     )
-    # A frame of its own that makes the parsed values opaque to the filters after it.
-    frame = frame.next(
-        extras={
-            **{parsed_value(i): opaque(exp.column(parsed_value(i))) for i in parsed},
-            PARSE_ERROR: exp.column(PARSE_ERROR),
-            PARSE_DETAILS: exp.column(PARSE_DETAILS),
-        }
-    )
+    if tracked.opaque:
+        # A frame of its own that makes the parsed values opaque to the filters after it.
+        frame = frame.next(
+            extras={
+                **{parsed_value(i): opaque(exp.column(parsed_value(i))) for i in parsed},
+                PARSE_ERROR: exp.column(PARSE_ERROR),
+                PARSE_DETAILS: exp.column(PARSE_DETAILS),
+            }
+        )
     changes: dict[str, exp.Expr] = {}
     for index in parsed:
         written, current, new = written_flag(index), tracked_value(index), parsed_value(index)

@@ -148,6 +148,7 @@ def compile_log_query(
         [*time_range(start_ns, end_ns), *line_filters],
         rest,
         columnar=columnar,
+        opaque=limit is None,
     )
     labels_left = leave_json_labels and limit is not None and _json_then_filters(rest)
     survivors = (
@@ -360,11 +361,17 @@ def filtering_pipeline(
     stages: tuple[ast.Stage, ...],
     *,
     columnar: bool = True,
+    opaque: bool = True,
 ) -> Frame:
     """The entries that survive the pipeline, computed as cheaply as possible.
 
     Stages after the last filter cannot drop an entry and are left out; the labels the
     filters read are tracked as columns when every stage allows it (and ``columnar``).
+
+    ``opaque=False`` for a limited query: the parsed values then stay visible to DuckDB,
+    whose top-N pushes its running cut-off down into the scan only through expressions
+    without volatile calls, skipping the row groups of older files (a json filter over
+    three files of 300 MB: 0.64 -> 0.12 CPU-s; over one file the same either way).
     """
     last = max((i for i, s in enumerate(stages) if isinstance(s, _FILTERS)), default=-1)
     needed = stages[: last + 1]
@@ -382,15 +389,21 @@ def filtering_pipeline(
                 entry_source(matchers, conditions, stream_values=lookups, with_labels=False),
                 needed,
                 names=frozenset(reads),
+                opaque=opaque,
             )
             if tracked is not None:
                 return tracked[0]
-    return compile_pipeline(entry_source(matchers, conditions), stages, wanted=frozenset())
+    return compile_pipeline(
+        entry_source(matchers, conditions), stages, wanted=frozenset(), opaque=opaque
+    )
 
 
-def compile_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...], *, wanted: Needed) -> Frame:
-    """The frame after every stage, over ``source`` rows (see ``frame.base_frame``)."""
-    compiler = StageCompiler()
+def compile_pipeline(
+    source: exp.Select, stages: tuple[ast.Stage, ...], *, wanted: Needed, opaque: bool = True
+) -> Frame:
+    """The frame after every stage, over ``source`` rows (see ``frame.base_frame``);
+    ``opaque=False``: parsed labels stay visible to DuckDB (``filtering_pipeline``)."""
+    compiler = StageCompiler(opaque=opaque)
     frame = base_frame(source)
     for stage, needed in zip(stages, needed_after(stages, wanted), strict=True):
         frame = compiler.visit(frame, stage, needed)

@@ -204,6 +204,10 @@ class StageCompiler:
 
     PARSERS: ClassVar[dict[type, Callable[..., Parsed]]] = {}
 
+    def __init__(self, *, opaque: bool = True) -> None:
+        # Parsed labels hidden from DuckDB's filter pushdown (``dialect.opaque``).
+        self.opaque = opaque
+
     def visit(self, frame: Frame, stage: ast.Stage, needed: Needed) -> Frame:
         method = getattr(self, f"visit_{type(stage).__name__}", None)
         if method is None:
@@ -396,14 +400,15 @@ class StageCompiler:
                 PARSE_DETAILS: exp.column(PARSE_DETAILS),
             }
         )
-        # A frame of its own that makes the parsed labels opaque to the filters after it.
-        fresh = fresh.next(
-            extras={
-                PARSED_ENTRIES: opaque(exp.column(PARSED_ENTRIES)),
-                PARSE_ERROR: exp.column(PARSE_ERROR),
-                PARSE_DETAILS: exp.column(PARSE_DETAILS),
-            }
-        )
+        if self.opaque:
+            # A frame of its own that makes the parsed labels opaque to the filters after it.
+            fresh = fresh.next(
+                extras={
+                    PARSED_ENTRIES: opaque(exp.column(PARSED_ENTRIES)),
+                    PARSE_ERROR: exp.column(PARSE_ERROR),
+                    PARSE_DETAILS: exp.column(PARSE_DETAILS),
+                }
+            )
         return fresh.next(
             {
                 LABELS: with_entries(exp.column(LABELS), exp.column(PARSED_ENTRIES)),
