@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import resource
 import statistics
 import tempfile
 import time
@@ -67,25 +68,39 @@ def build_store(root: Path, megabytes: float) -> tuple[Store, int]:
     return store, last
 
 
-def _seconds(run: Callable[[], object]) -> float:
-    started = time.perf_counter()
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread, DuckDB's included
+    return usage.ru_utime + usage.ru_stime
+
+
+def _seconds(run: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds of ``run()``."""
+    started, cpu = time.perf_counter(), _cpu()
     run()
-    return time.perf_counter() - started
+    return time.perf_counter() - started, _cpu() - cpu
 
 
 def _compare(
     ours: Callable[[], object], handwritten: Callable[[], object], repeat: int
 ) -> dict[str, float]:
-    """Median times of both, run alternately so a noisy neighbour slows both alike."""
+    """Median times of both, run alternately so a noisy neighbour slows both alike. The
+    CPU ratio (process CPU seconds, both run in this process) moves less than the wall
+    one on a machine shared with other work."""
     ours_times, handwritten_times = [], []
     for _ in range(repeat):
         ours_times.append(_seconds(ours))
         handwritten_times.append(_seconds(handwritten))
-    ours_s, handwritten_s = statistics.median(ours_times), statistics.median(handwritten_times)
+    ours_s = statistics.median(t[0] for t in ours_times)
+    handwritten_s = statistics.median(t[0] for t in handwritten_times)
+    ours_cpu = statistics.median(t[1] for t in ours_times)
+    handwritten_cpu = statistics.median(t[1] for t in handwritten_times)
     return {
         "ours_s": round(ours_s, 4),
         "handwritten_s": round(handwritten_s, 4),
         "ratio": round(ours_s / handwritten_s, 2),
+        "ours_cpu_s": round(ours_cpu, 4),
+        "handwritten_cpu_s": round(handwritten_cpu, 4),
+        "cpu_ratio": round(ours_cpu / handwritten_cpu, 2) if handwritten_cpu else 0.0,
     }
 
 
