@@ -33,6 +33,7 @@ from logql_to_sql.sql.dialect import (
     UDF_PARSE_VALUE,
     UDF_TEMPLATE,
 )
+from logql_to_sql.sql.frame import entry_labels
 from logql_to_sql.sql.metric_query import MetricPlan, compile_metric_query
 from logql_to_sql.sql.parser_stages import json_all, logfmt, sanitize
 from logql_to_sql.sql.range_aggregation import Grid
@@ -68,6 +69,7 @@ __all__ = [
     "compile_log_query",
     "compile_metric_query",
     "compile_stream_matchers",
+    "entry_labels",
     "format_query",
     "is_log_query",
     "json_all",

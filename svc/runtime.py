@@ -29,6 +29,7 @@ from svc.ops.services import Service, ServiceRegistry, State
 from svc.query.engine import QueryEngine
 from svc.query.memory import parse_memory_limit
 from svc.ruler.service import RULER_TARGETS, Ruler, build_ruler
+from svc.sql.service import SqlService, build_sql_service
 from svc.storage.store import Store, StoreSettings
 from svc.tenancy import TenantResolver
 
@@ -75,6 +76,7 @@ class Runtime:
     shutdown_requested: threading.Event = field(default_factory=threading.Event)
     replayed_rows: int = 0
     ruler: Ruler | None = None
+    sql: SqlService | None = None
     _startup: threading.Thread | None = None
 
     @classmethod
@@ -127,6 +129,7 @@ class Runtime:
             ),
             cache_generations=CacheGenerations(root / "compactor" / "cache_generations.json"),
         )
+        rt.sql = build_sql_service(config, rt.engine, rt.metrics.registry)
         if config.target in RULER_TARGETS:
             rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry)
         rt._register_services()
@@ -149,7 +152,7 @@ class Runtime:
             )
         )
         self.services.add(self.ingester.service)
-        self.services.add(Service("querier", stopping=self.engine.close, depends_on=("store",)))
+        self.services.add(Service("querier", stopping=self._stop_querier, depends_on=("store",)))
         self.services.add(
             Service(
                 "index-gateway",
@@ -161,6 +164,11 @@ class Runtime:
         if self.ruler is not None:
             needs = ("wal", "querier")
             self.services.add(Service("ruler", self.ruler.start, self.ruler.stop, depends_on=needs))
+
+    def _stop_querier(self) -> None:
+        if self.sql is not None:
+            self.sql.close()
+        self.engine.close()
 
     def _replay(self) -> None:
         self.replayed_rows = self.store.replay_wal()
