@@ -6,6 +6,10 @@ Baseline, measured in the same run on the same corpus: the bare minimum work in-
 says how much the service costs over its two unavoidable steps.
 
     python -m benchmarks.ingest --mb 300
+    python -m benchmarks.ingest --mb 300 --conc 4 --body-kb 700 --encoding json
+
+``--conc`` pushers send concurrently (``--clients`` is its older name); ``--body-kb``
+sizes the JSON bodies (about 1.3 MB by default: 1 MiB of lines per push).
 """
 
 from __future__ import annotations
@@ -144,12 +148,26 @@ def run_baseline(corpus: list[Batch]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb", type=float, default=300, help="MB of log lines to push")
-    parser.add_argument("--clients", type=int, default=2, help="concurrent pushers")
+    parser.add_argument(
+        "--conc", "--clients", dest="clients", type=int, default=2, help="concurrent pushers"
+    )
+    parser.add_argument(
+        "--body-kb",
+        type=int,
+        default=0,
+        help="approximate JSON body size in KB (0: 1 MiB of lines per push, ~1.3 MB bodies)",
+    )
     parser.add_argument("--encoding", choices=["json", "protobuf", "both"], default="both")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/ingest.json"))
     args = parser.parse_args()
-    corpus = list(batches(int(args.mb * 1e6), start_ns=START_NS))
-    report: dict[str, Any] = {"baseline_msgspec_plus_parquet": run_baseline(corpus)}
+    # A JSON body is about 1.32 times the bytes of its lines (timestamps, quoting, labels).
+    batch_bytes = int(args.body_kb * 1000 / 1.32) if args.body_kb else 1 << 20
+    corpus = list(batches(int(args.mb * 1e6), start_ns=START_NS, batch_bytes=batch_bytes))
+    report: dict[str, Any] = {
+        "pushers": args.clients,
+        "json_body_kb": round(sum(len(b) for b in _encode(corpus[:20], "json")) / 20 / 1e3),
+        "baseline_msgspec_plus_parquet": run_baseline(corpus),
+    }
     encodings = ["json", "protobuf"] if args.encoding == "both" else [args.encoding]
     for encoding in encodings:
         result = run_server(corpus, encoding, args.clients)

@@ -17,6 +17,7 @@ __all__ = [
     "parse_float_strict",
     "parse_int",
     "quote",
+    "quote_bytes",
     "quote_rune",
     "shortest_digits",
     "unquote",
@@ -62,6 +63,18 @@ def is_print(code: int) -> bool:
 def quote(text: str, *, ascii_only: bool = False) -> str:
     """``strconv.Quote`` (or ``QuoteToASCII``)."""
     return '"' + "".join(_escape_rune(ch, '"', ascii_only) for ch in text) + '"'
+
+
+def quote_bytes(raw: bytes) -> str:
+    """``strconv.Quote`` of a Go string holding arbitrary bytes: invalid UTF-8 bytes print
+    as ``\\xNN``."""
+    out = ['"']
+    for ch in raw.decode("utf-8", "surrogateescape"):
+        code = ord(ch)
+        out.append(
+            f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else _escape_rune(ch, '"', False)
+        )
+    return "".join(out) + '"'
 
 
 def quote_rune(code: int, *, ascii_only: bool = False) -> str:

@@ -27,8 +27,11 @@ from logql_to_sql.sql.dialect import (
     DIALECT,
     QUERY_VARIABLE,
     UDF_IP_MATCH,
+    UDF_JSON_ERROR,
     UDF_JSON_FIELDS,
     UDF_JSON_PARTIAL,
+    UDF_JSON_PATH,
+    UDF_PARSE_VALUE,
     UDF_TEMPLATE,
 )
 from logql_to_sql.sql.frame import entry_labels
@@ -46,8 +49,11 @@ __all__ = [
     "DIALECT",
     "QUERY_VARIABLE",
     "UDF_IP_MATCH",
+    "UDF_JSON_ERROR",
     "UDF_JSON_FIELDS",
     "UDF_JSON_PARTIAL",
+    "UDF_JSON_PATH",
+    "UDF_PARSE_VALUE",
     "UDF_TEMPLATE",
     "DeletionPlan",
     "Direction",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final
 
-from gocompat.durations import parse_go_duration
-from gocompat.strconv import parse_float, parse_int, quote
+from gocompat.durations import parse_go_duration, parse_humanize_bytes
+from gocompat.strconv import parse_float, parse_int
 from gocompat.template.errors import GoError
 from gocompat.template.funcspec import Func
 from gocompat.template.values import Int64, wrap_int64
@@ -24,16 +25,20 @@ def _float_to_int(value: float) -> int:
     return int(value)
 
 
-def _trim_zero_decimal(text: str) -> str:
-    found_zero = False
-    for index in range(len(text), 0, -1):
-        ch = text[index - 1]
-        if ch == ".":
-            return text[: index - 1] if found_zero else text
-        if ch != "0":
-            return text
-        found_zero = True
-    return text
+_DECIMAL_TEXT: Final = re.compile(r"([-+]?[0-9]*)(\.[0-9]*)?")
+
+
+def _trim_decimal(text: str) -> str:
+    """spf13/cast's (v1.10) cut of a decimal text to its integer part before ParseInt:
+    ``"1.9882"`` -> ``"1"``, ``"-.5"`` -> ``"-0"``; texts that are not plain decimals
+    (``"1.5e3"``, ``"1.0.0"``) stay as they are, and fail to parse."""
+    if "." not in text:
+        return text
+    match = _DECIMAL_TEXT.fullmatch(text)
+    if match is None:
+        return text
+    whole = match.group(1)
+    return whole + "0" if whole in ("", "-", "+") else whole
 
 
 def to_int64(value: Any) -> int:
@@ -43,7 +48,7 @@ def to_int64(value: Any) -> int:
     if type(value) is float:
         return _float_to_int(value)
     if type(value) is str:
-        return parse_int(_trim_zero_decimal(value)) or 0
+        return parse_int(_trim_decimal(value)) or 0
     return 0
 
 
@@ -92,7 +97,7 @@ def _decimal(value: Any) -> Fraction:
 
 def _div_round(a: Fraction, b: Fraction) -> Fraction:
     if b == 0:
-        raise GoError("decimal division by zero")
+        raise GoError("decimal division by 0")
     scaled = a / b * 10**16
     rounded = math.floor(abs(scaled) + Fraction(1, 2))
     return Fraction(rounded if scaled >= 0 else -rounded, 10**16)
@@ -110,7 +115,10 @@ def _decimal_op(op: str, first: Any, values: tuple[Any, ...]) -> float:
     result = _decimal(first)
     for value in values:
         result = _DECIMAL_OPS[op](result, _decimal(value))
-    return float(result)
+    try:
+        return float(result)
+    except OverflowError:  # decimal's Float64 saturates to an infinity
+        return math.inf if result > 0 else -math.inf
 
 
 def _go_max(x: float, y: float) -> float:
@@ -156,51 +164,11 @@ def _round(value: Any, places: int, *round_on: float) -> float:
     return float(rounded / power)
 
 
-_SIZES: Final = {
-    "b": 1,
-    "": 1,
-    "kib": 1 << 10,
-    "ki": 1 << 10,
-    "kb": 10**3,
-    "k": 10**3,
-    "mib": 1 << 20,
-    "mi": 1 << 20,
-    "mb": 10**6,
-    "m": 10**6,
-    "gib": 1 << 30,
-    "gi": 1 << 30,
-    "gb": 10**9,
-    "g": 10**9,
-    "tib": 1 << 40,
-    "ti": 1 << 40,
-    "tb": 10**12,
-    "t": 10**12,
-    "pib": 1 << 50,
-    "pi": 1 << 50,
-    "pb": 10**15,
-    "p": 10**15,
-    "eib": 1 << 60,
-    "ei": 1 << 60,
-    "eb": 10**18,
-    "e": 10**18,
-}
-
-
 def _bytes(text: str) -> float:
-    end = 0
-    while end < len(text) and (text[end].isdecimal() or text[end] in ".,"):
-        end += 1
-    number = text[:end].replace(",", "")
-    value = parse_float(number)
-    if value is None:
-        raise GoError(f"strconv.ParseFloat: parsing {quote(number)}: invalid syntax")
-    unit = text[end:].strip(" \t\n\v\f\r").lower()
-    if unit not in _SIZES:
-        raise GoError(f"unhandled size name: {unit}")
-    value *= _SIZES[unit]
-    if value >= 2.0**64:
-        raise GoError(f"too large: {text}")
-    return float(int(value))
+    try:
+        return float(parse_humanize_bytes(text))
+    except ValueError as exc:
+        raise GoError(str(exc)) from None
 
 
 def parse_duration(text: str) -> int:

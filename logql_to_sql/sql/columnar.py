@@ -20,19 +20,17 @@ entry. One difference remains: a json or logfmt line holding both ``x`` and
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
-from logql_to_sql.sql.dialect import sql
+from logql_to_sql.sql.dialect import opaque, sql
 from logql_to_sql.sql.frame import (
     ERROR,
     ERROR_DETAILS,
-    JSON_LOOKUP,
-    JSON_OK,
-    JSON_PARTIAL,
+    JSON_ERROR_DETAILS,
+    JSON_PATH_PAIRS,
     LINE,
     METADATA,
     PARSE_DETAILS,
@@ -49,16 +47,14 @@ from logql_to_sql.sql.frame import (
     written_flag,
 )
 from logql_to_sql.sql.label_filters import compile_label_filter, filtered
+from logql_to_sql.sql.logfmt import logfmt_lookup
 from logql_to_sql.sql.parser_stages import (
-    IS_OBJECT,
-    JSON_DETAILS,
     group_names,
-    json_candidate_paths,
-    json_fields,
-    json_partial_value,
-    json_path,
-    logfmt_value,
-    pattern_regex,
+    json_error,
+    json_lookup,
+    json_paths,
+    pattern_names,
+    pattern_steps,
     sanitize,
 )
 from logql_to_sql.sql.stages import decolorized, line_filter_condition, matcher_condition
@@ -87,6 +83,8 @@ class ColumnarLabels:
     names: tuple[str, ...]
     lookups: tuple[str, ...] = ()
     """Stream label names read per entry; the source provides them as ``stream_value(i)``."""
+    opaque: bool = True
+    """Parsed values are computed once, hidden from DuckDB's filter pushdown (``opaque``)."""
 
     def stream(self, name: str) -> exp.Expr:
         """The entry's stream label ``name`` (NULL when the stream has none)."""
@@ -150,18 +148,24 @@ def stream_lookups(names: frozenset[str]) -> tuple[str, ...]:
 
 
 def columnar_pipeline(
-    source: exp.Select, stages: tuple[ast.Stage, ...], *, names: frozenset[str]
+    source: exp.Select,
+    stages: tuple[ast.Stage, ...],
+    *,
+    names: frozenset[str],
+    opaque: bool = True,
 ) -> tuple[Frame, ColumnarLabels] | None:
     """The pipeline over ``source`` tracking only ``names``; None if unsupported.
 
     ``source`` rows are ``(ts, stream_id, line, metadata, stream_value(0), ...)`` with the
-    stream labels of ``stream_lookups(names)``.
+    stream labels of ``stream_lookups(names)``. ``opaque=False`` leaves the parsed values
+    visible to DuckDB (see ``filtering_pipeline``).
     """
     if not columnar_supported(stages):
         return None
     tracked = ColumnarLabels(
         names=tuple(sorted(names - {"__error__", "__error_details__"})),
         lookups=stream_lookups(names),
+        opaque=opaque,
     )
     frame = _base(source, tracked)
     for stage in stages:
@@ -304,7 +308,7 @@ def _source_keys(tracked: ColumnarLabels) -> list[str]:
 def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
     # Every heavy expression is computed once, in its own frame, and read as a column after:
     # DuckDB does not share repeated subexpressions across CASE branches.
-    extraction = _extract(stage, _source_keys(tracked))
+    extraction = _extract(stage, _source_keys(tracked), tracked)
     carried: dict[str, exp.Expr] = {}
     for step in extraction.steps:
         carried = {**{name: exp.column(name) for name in carried}, **step}
@@ -321,6 +325,15 @@ def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
             PARSE_DETAILS: extraction.details,
         }
     )
+    if tracked.opaque:
+        # A frame of its own that makes the parsed values opaque to the filters after it.
+        frame = frame.next(
+            extras={
+                **{parsed_value(i): opaque(exp.column(parsed_value(i))) for i in parsed},
+                PARSE_ERROR: exp.column(PARSE_ERROR),
+                PARSE_DETAILS: exp.column(PARSE_DETAILS),
+            }
+        )
     changes: dict[str, exp.Expr] = {}
     for index in parsed:
         written, current, new = written_flag(index), tracked_value(index), parsed_value(index)
@@ -383,36 +396,49 @@ def _parsed_for(name: str, extraction: _Extraction, tracked: ColumnarLabels) -> 
     return sql("CASE WHEN :b THEN NULL ELSE :o END", b=tracked.in_base(name), o=own)
 
 
-def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
+def _worth_parsing(label: str, tracked: ColumnarLabels) -> exp.Expr | None:
+    """When a parsed ``label`` can matter: a tracked name clashing with a stream or metadata
+    label takes the parsed value only as ``<label>_extracted``, so lines whose stream has
+    ``label`` need not be searched unless that name is tracked too."""
+    if label in tracked.names and label + _SUFFIX not in tracked.names:
+        return sql("NOT :b", b=tracked.in_base(label))
+    return None
+
+
+def _extract(stage: ast.Stage, keys: list[str], tracked: ColumnarLabels) -> _Extraction:
     none = sql("CAST(NULL AS VARCHAR)")
     if isinstance(stage, ast.JsonParser):
         return _json(stage, keys)
     if isinstance(stage, ast.LogfmtParser):
         wanted = {e.name: e.expression for e in stage.extractions} or {k: k for k in keys}
-        values = {}
-        for label, key in wanted.items():
-            if label not in keys:
-                continue
-            pair = (
-                r"(?:^|[\x00-\x20])"
-                + re.escape(key)
-                + r'(=("(?:[^"\\]|\\.)*"|[^\x00-\x20"=]*))?(?:[\x00-\x20]|$)'
-            )
-            raw = logfmt_value(sql("regexp_extract(line, :re, 2)", re=pair))
-            present = sql("regexp_matches(line, :re)", re=pair)
-            if stage.extractions:
-                values[label] = sql("CASE WHEN :p THEN :r ELSE '' END", p=present, r=raw)
-            elif stage.keep_empty:
-                values[label] = sql("CASE WHEN :p THEN :r END", p=present, r=raw)
-            else:
-                values[label] = sql("CASE WHEN :p AND :r <> '' THEN :r END", p=present, r=raw)
-        return _Extraction([], values, none, none.copy(), skip_empty_base=bool(stage.extractions))
-    markers: dict[str, str] = {}
-    if isinstance(stage, ast.RegexpParser):
-        regex, names = stage.regex, [n for n in capture_names(stage.regex) if n]
-    else:
-        assert isinstance(stage, ast.PatternParser)
-        regex, names, markers = pattern_regex(stage.pattern)
+        chosen = {label: key for label, key in wanted.items() if label in keys}
+        guards: dict[str, exp.Expr] = {}
+        for key in set(chosen.values()):
+            labels = [label for label, source in chosen.items() if source == key]
+            tests = [_worth_parsing(label, tracked) for label in labels]
+            if all(test is not None for test in tests):
+                guards[key] = exp.or_(*tests)
+        keep_empty = stage.keep_empty or bool(stage.extractions)
+        steps, found = logfmt_lookup(
+            list(dict.fromkeys(chosen.values())), keep_empty=keep_empty, wanted=guards
+        )
+        values = {
+            label: sql("coalesce(:v, '')", v=found[key].copy())
+            if stage.extractions
+            else found[key].copy()
+            for label, key in chosen.items()
+        }
+        return _Extraction(
+            steps, values, none, none.copy(), skip_empty_base=bool(stage.extractions)
+        )
+    if isinstance(stage, ast.PatternParser):
+        stepped = pattern_steps(stage.pattern, keys)
+        values = {sanitize(name): value for name, value in stepped.values.items()}
+        # The pattern's captures in their order (duplicates are refused when parsing).
+        order = tuple(sanitize(n) for n in pattern_names(stage.pattern) if n != "_")
+        return _Extraction(stepped.steps, values, none, none.copy(), order=order)
+    assert isinstance(stage, ast.RegexpParser)
+    regex, names = stage.regex, [n for n in capture_names(stage.regex) if n]
     wanted_groups = [n for n in names if sanitize(n) in keys]
     if not wanted_groups:
         return _Extraction([], {}, none, none.copy())
@@ -426,98 +452,28 @@ def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
     }
     values = {}
     for name in wanted_groups:
-        if sanitize(name) in values:  # two groups named alike: the first wins
-            continue
-        value = sql(":captures[:n]", captures=exp.column(REGEX_CAPTURES), n=name)
-        if name in markers:
-            value = sql(
-                "CASE WHEN :captures[:m] <> '' THEN :v END",
-                captures=exp.column(REGEX_CAPTURES),
-                m=markers[name],
-                v=value,
+        if sanitize(name) not in values:  # two groups named alike: the first wins
+            values[sanitize(name)] = sql(
+                ":captures[:n]", captures=exp.column(REGEX_CAPTURES), n=name
             )
-        values[sanitize(name)] = value
     order = tuple(dict.fromkeys(sanitize(name) for name in names))
     return _Extraction([extras], values, none, none.copy(), order=order)
 
 
 def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
-    paths: list[str] = []
-    values: dict[str, exp.Expr] = {}
     if stage.extractions:
-        for extraction in stage.extractions:
-            if extraction.name in keys:
-                paths.append(json_path(extraction.expression))
-                element = sql(
-                    "list_extract(:lookup, :i)", lookup=exp.column(JSON_LOOKUP), i=len(paths)
-                )
-                # A line that cannot start a JSON value sets no label, only the error.
-                values[extraction.name] = sql(
-                    "CASE WHEN left(line, 1) IN ('{', '[', '\"') THEN CASE WHEN "
-                    "json_type(:j) = 'VARCHAR' THEN :j ->> '$' WHEN :j IS NULL OR "
-                    "json_type(:j) = 'NULL' THEN '' ELSE CAST(:j AS VARCHAR) END END",
-                    j=element,
-                )
-        error = sql(
-            "CASE WHEN line <> '' AND left(line, 1) NOT IN ('{', '[', '\"') "
-            "THEN 'JSONParserErr' END"
-        )
-        details = sql("CAST(NULL AS VARCHAR)")
-        lookup = "json_extract(CASE WHEN json_valid(line) THEN line ELSE '{}' END, :p)"
-    else:
-        for key in keys:
-            candidates = []
-            for path in json_candidate_paths(key):
-                paths.append(path)
-                text = sql(
-                    "list_extract(:lookup, :i)", lookup=exp.column(JSON_LOOKUP), i=len(paths)
-                )
-                # Objects and arrays flatten into other labels; only scalars count here.
-                candidates.append(
-                    sql(
-                        "CASE WHEN left(:t, 1) IN ('{', '[') AND json_type(CASE WHEN :is_object "
-                        "THEN line ELSE '{}' END, :p) IN ('OBJECT', 'ARRAY') THEN NULL ELSE :t END",
-                        t=text,
-                        is_object=exp.column(JSON_OK),
-                        p=path,
-                    )
-                )
-            # A malformed line keeps the fields read before the syntax error.
-            partial = json_partial_value(key)
-            values[key] = exp.Coalesce(this=candidates[0], expressions=[*candidates[1:], partial])
-        error = sql(
-            "CASE WHEN NOT :is_object THEN 'JSONParserErr' END", is_object=exp.column(JSON_OK)
-        )
-        details = sql(
-            "CASE WHEN NOT :is_object THEN :d END", is_object=exp.column(JSON_OK), d=JSON_DETAILS
-        )
-        if paths:
-            # One parse: a malformed line makes the extraction fail (NULL); a well-formed one
-            # is an object exactly when it starts with "{".
-            return _Extraction(
-                [
-                    {JSON_LOOKUP: sql("TRY(json_extract_string(line, :p))", p=paths)},
-                    {
-                        JSON_OK: sql(
-                            ":lookup IS NOT NULL AND CASE WHEN starts_with(line, '{') THEN true "
-                            "ELSE starts_with(ltrim(line, :ws), '{') END",
-                            lookup=exp.column(JSON_LOOKUP),
-                            ws=" \t\n\r",
-                        ),
-                        # Only the few malformed lines reach the engine's JSON reader.
-                        JSON_PARTIAL: sql(
-                            "CASE WHEN :lookup IS NULL THEN :fields END",
-                            lookup=exp.column(JSON_LOOKUP),
-                            fields=json_fields(partial=True),
-                        ),
-                    },
-                ],
-                values,
-                error,
-                details,
+        wanted = tuple(e for e in stage.extractions if e.name in keys)
+        parsed = json_paths(wanted)
+        values = {
+            extraction.name: sql(
+                "list_filter(:e, x -> x.key = :k)[1].value",
+                e=exp.column(JSON_PATH_PAIRS),
+                k=extraction.name,
             )
-        lookup = "json_extract_string(CASE WHEN :is_object THEN line ELSE '{}' END, :p)"
-    steps: list[dict[str, exp.Expr]] = [{JSON_OK: sql(IS_OBJECT)}]
-    if paths:
-        steps.append({JSON_LOOKUP: sql(lookup, is_object=exp.column(JSON_OK), p=paths)})
-    return _Extraction(steps, values, error, details)
+            for extraction in wanted
+        }
+        steps = [{JSON_PATH_PAIRS: parsed.entries}] if wanted else []
+        return _Extraction(steps, values, parsed.error, parsed.details)
+    steps, values = json_lookup(tuple(keys))
+    details = exp.column(JSON_ERROR_DETAILS)
+    return _Extraction(steps, values, json_error(details), details.copy())

@@ -28,6 +28,7 @@ from logql_to_sql.sql.dialect import DIALECT, regex_full_match, sql
 from logql_to_sql.sql.frame import (
     ERROR,
     ERROR_DETAILS,
+    JSON_ERROR_DETAILS,
     LABELS,
     STORED_LINE,
     STORED_METADATA,
@@ -37,7 +38,8 @@ from logql_to_sql.sql.frame import (
     with_entries,
 )
 from logql_to_sql.sql.hints import Needed, needed_after, stage_reads
-from logql_to_sql.sql.parser_stages import IS_OBJECT, JSON_DETAILS
+from logql_to_sql.sql.label_regex import literal_alternatives
+from logql_to_sql.sql.parser_stages import json_error_details
 from logql_to_sql.sql.rewrites import split_leading_line_filters
 from logql_to_sql.sql.stages import StageCompiler, line_filter_condition
 from logql_to_sql.syntax import ast
@@ -146,6 +148,7 @@ def compile_log_query(
         [*time_range(start_ns, end_ns), *line_filters],
         rest,
         columnar=columnar,
+        opaque=limit is None,
     )
     labels_left = leave_json_labels and limit is not None and _json_then_filters(rest)
     survivors = (
@@ -216,14 +219,21 @@ def _with_json_error(survivors: exp.Select) -> exp.Select:
     """The survivors' ``err``/``errd`` completed with ``| json``'s own error, for a
     pipeline of ``| json`` alone: the filtering pipeline left the parser out (it drops
     nothing), so the few rows kept are checked here."""
-    failed = sql(":error IS NULL AND NOT (:object)", error=exp.column(ERROR), object=sql(IS_OBJECT))
+    details = exp.select("*", json_error_details().as_(JSON_ERROR_DETAILS)).from_(
+        survivors.subquery("p2", copy=False), copy=False
+    )
+    failed = sql(
+        ":error IS NULL AND :details IS NOT NULL",
+        error=exp.column(ERROR),
+        details=exp.column(JSON_ERROR_DETAILS),
+    )
     error = sql(
         "CASE WHEN :f THEN 'JSONParserErr' ELSE :error END", f=failed, error=exp.column(ERROR)
     )
-    details = sql(
-        "CASE WHEN :f THEN :d ELSE :error_details END",
+    error_details = sql(
+        "CASE WHEN :f THEN :details ELSE :error_details END",
         f=failed.copy(),
-        d=JSON_DETAILS,
+        details=exp.column(JSON_ERROR_DETAILS),
         error_details=exp.column(ERROR_DETAILS),
     )
     return exp.select(
@@ -232,9 +242,9 @@ def _with_json_error(survivors: exp.Select) -> exp.Select:
         "line",
         "metadata",
         error.as_(ERROR),
-        details.as_(ERROR_DETAILS),
+        error_details.as_(ERROR_DETAILS),
         "candidates",
-    ).from_(survivors.subquery("p2", copy=False), copy=False)
+    ).from_(details.subquery("p2j", copy=False), copy=False)
 
 
 def _deduplicated(
@@ -351,11 +361,17 @@ def filtering_pipeline(
     stages: tuple[ast.Stage, ...],
     *,
     columnar: bool = True,
+    opaque: bool = True,
 ) -> Frame:
     """The entries that survive the pipeline, computed as cheaply as possible.
 
     Stages after the last filter cannot drop an entry and are left out; the labels the
     filters read are tracked as columns when every stage allows it (and ``columnar``).
+
+    ``opaque=False`` for a limited query: the parsed values then stay visible to DuckDB,
+    whose top-N pushes its running cut-off down into the scan only through expressions
+    without volatile calls, skipping the row groups of older files (a json filter over
+    three files of 300 MB: 0.64 -> 0.12 CPU-s; over one file the same either way).
     """
     last = max((i for i, s in enumerate(stages) if isinstance(s, _FILTERS)), default=-1)
     needed = stages[: last + 1]
@@ -373,15 +389,21 @@ def filtering_pipeline(
                 entry_source(matchers, conditions, stream_values=lookups, with_labels=False),
                 needed,
                 names=frozenset(reads),
+                opaque=opaque,
             )
             if tracked is not None:
                 return tracked[0]
-    return compile_pipeline(entry_source(matchers, conditions), stages, wanted=frozenset())
+    return compile_pipeline(
+        entry_source(matchers, conditions), stages, wanted=frozenset(), opaque=opaque
+    )
 
 
-def compile_pipeline(source: exp.Select, stages: tuple[ast.Stage, ...], *, wanted: Needed) -> Frame:
-    """The frame after every stage, over ``source`` rows (see ``frame.base_frame``)."""
-    compiler = StageCompiler()
+def compile_pipeline(
+    source: exp.Select, stages: tuple[ast.Stage, ...], *, wanted: Needed, opaque: bool = True
+) -> Frame:
+    """The frame after every stage, over ``source`` rows (see ``frame.base_frame``);
+    ``opaque=False``: parsed labels stay visible to DuckDB (``filtering_pipeline``)."""
+    compiler = StageCompiler(opaque=opaque)
     frame = base_frame(source)
     for stage, needed in zip(stages, needed_after(stages, wanted), strict=True):
         frame = compiler.visit(frame, stage, needed)
@@ -425,6 +447,24 @@ def _stream_matcher(matcher: ast.Matcher, labels: exp.Expr) -> exp.Expr:
         return exp.EQ(this=value, expression=literal)
     if matcher.op is ast.MatchOp.NEQ:
         return exp.NEQ(this=value, expression=literal)
-    # Stream selectors let `.` match a newline (Prometheus 3 semantics, LOGQL.md 4).
-    test = regex_full_match(value, exp.Literal.string("(?s)" + matcher.value))
+    test = _stream_regex(value, matcher.value)
     return test if matcher.op is ast.MatchOp.RE else exp.Not(this=test)
+
+
+def _stream_regex(value: exp.Expr, regex: str) -> exp.Expr:
+    """Whether ``value`` matches a stream selector's regex in whole. The usual forms
+    (``.+``, ``.*``, literals and their alternatives, as Grafana's multi-value variables
+    write them) are string comparisons: DuckDB compiles a regex several times while
+    planning (about 1 ms of a label-only aggregation's 5 ms plan)."""
+    if regex == ".*":
+        return exp.true()
+    if regex == ".+":
+        return exp.NEQ(this=value, expression=exp.Literal.string(""))
+    literals = literal_alternatives(regex)
+    if literals is not None:
+        options = [exp.Literal.string(x) for x in dict.fromkeys(literals)]
+        if len(options) == 1:
+            return exp.EQ(this=value, expression=options[0])
+        return exp.In(this=value, expressions=options)
+    # Stream selectors let `.` match a newline (Prometheus 3 semantics, LOGQL.md 4).
+    return regex_full_match(value, exp.Literal.string("(?s)" + regex))

@@ -18,11 +18,15 @@ __all__ = [
     "DIALECT",
     "QUERY_VARIABLE",
     "UDF_IP_MATCH",
+    "UDF_JSON_ERROR",
     "UDF_JSON_FIELDS",
     "UDF_JSON_PARTIAL",
+    "UDF_JSON_PATH",
+    "UDF_PARSE_VALUE",
     "UDF_TEMPLATE",
     "contains",
     "literal",
+    "opaque",
     "query_id",
     "regex_full_match",
     "regex_search",
@@ -37,6 +41,21 @@ UDF_TEMPLATE = "logql_template"
 
 UDF_IP_MATCH = "logql_ip_match"
 """Engine-provided function: (text, ip pattern) -> whether an IP in text matches."""
+
+UDF_JSON_ERROR = "logql_json_error"
+"""Engine-provided function: line -> the ``__error_details__`` of ``| json`` (the
+reference's JSON library's message), NULL when the line reads without error."""
+
+UDF_JSON_PATH = "logql_json_path"
+"""Engine-provided function: (line, path) -> what ``| json x="path"`` sets from the line
+for a compiled path (``$."a"[0]``): numbers and objects as written; NULL when missing."""
+
+UDF_PARSE_VALUE = "logql_parse_value"
+"""Engine-provided function: (kind, text) -> STRUCT(value DOUBLE, nanos BIGINT, error
+VARCHAR), ``text`` read as Go reads label values: kind ``float`` (``strconv.ParseFloat``),
+``duration`` (``time.ParseDuration``: ``value`` in seconds, ``nanos``), ``bytes``
+(go-humanize ``ParseBytes``); ``error`` is Go's message when the text does not convert.
+The compiled SQL calls it only for texts its own SQL does not read."""
 
 UDF_JSON_FIELDS = "logql_json_fields"
 """Engine-provided function: (line, query id) -> ``| json``'s flattened fields,
@@ -57,8 +76,9 @@ def query_id() -> exp.Expr:
 UDF_JSON_PARTIAL = "logql_json_partial"
 """Engine-provided function: (line, query id) -> the same as ``UDF_JSON_FIELDS``, declared
 free of side effects, so that a query calling it keeps DuckDB's optimisations (filters
-pushed below it, the top-N of a limited scan). For the fields of the few malformed lines
-a hinted ``| json`` reads, where computing them once per use costs nothing."""
+pushed below it, the top-N of a limited scan). For the fields of the few lines
+a hinted ``| json`` reads exactly (malformed, or numbers DuckDB would rewrite), where
+computing them once per use costs little."""
 
 Value = exp.Expr | str | int | float | bool | None | list[str]
 
@@ -102,13 +122,29 @@ def sql(template: str, **values: Value) -> exp.Expr:
             name = node.name[len(_PREFIX) :]
             # The caller hands its nodes over: the first mention takes the node itself,
             # each further mention a copy.
-            if name in used:
-                return nodes[name].copy()
+            value = nodes[name].copy() if name in used else nodes[name]
             used.add(name)
-            return nodes[name]
+            # An operator put in an operand's place keeps its own precedence: ":a * :b"
+            # with a sum for :a means (sum) * b.
+            if isinstance(node.parent, exp.Binary | exp.Unary) and isinstance(
+                value, exp.Binary | exp.Unary
+            ):
+                return exp.paren(value, copy=False)
+            return value
         return node
 
     return tree.transform(replace, copy=False)
+
+
+def opaque(value: exp.Expr) -> exp.Expr:
+    """``value``, computed once where the SQL computes it.
+
+    DuckDB pushes a filter down through the projections below it by putting their
+    expressions in place of the columns it reads: a filter on a parsed label would parse
+    the line again (once in the filter, once in the projection). It never does so with
+    an expression that calls a volatile function, as this one does (``random()`` is
+    always >= 0: the value is unchanged)."""
+    return sql("CASE WHEN random() >= 0 THEN :v END", v=value)
 
 
 def contains(haystack: exp.Expr, needle: exp.Expr) -> exp.Expr:

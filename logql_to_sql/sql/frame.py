@@ -25,11 +25,15 @@ __all__ = [
     "COLUMNS",
     "ERROR",
     "ERROR_DETAILS",
+    "JSON_ERROR_DETAILS",
+    "JSON_EXACT",
     "JSON_LOOKUP",
-    "JSON_OK",
-    "JSON_PARTIAL",
+    "JSON_PATH_PAIRS",
+    "JSON_READ_ALIKE",
     "LABELS",
     "LINE",
+    "LOGFMT_QUOTE",
+    "LOGFMT_TOKENS",
     "METADATA",
     "PARSED_ENTRIES",
     "PARSED_NAMES",
@@ -43,11 +47,16 @@ __all__ = [
     "STREAM_ID",
     "TS",
     "UNWRAPPED",
+    "UNWRAPPED_UNIT",
     "Frame",
     "base_frame",
     "entry_labels",
     "group_key",
+    "logfmt_position",
+    "logfmt_quick",
     "parsed_value",
+    "pattern_at",
+    "pattern_rest",
     "stream_value",
     "tracked_value",
     "with_entries",
@@ -117,15 +126,29 @@ PARSE_DETAILS = "pd"
 """VARCHAR: the details of ``PARSE_ERROR``."""
 
 JSON_LOOKUP = "hj"
-"""The values a json parser reads by path, computed once: ``JSON[]`` or ``VARCHAR[]``,
-indexed by position in the parser's path list."""
+"""JSON[]: the values a json parser reads by path, computed once, indexed by position in
+the parser's path list (NULL when DuckDB cannot read the line)."""
 
-JSON_OK = "ok"
-"""BOOLEAN: columnar json parser only, whether the line is a JSON object."""
+JSON_READ_ALIKE = "jr"
+"""BOOLEAN: whether DuckDB reads the line as the reference's JSON library does."""
 
-JSON_PARTIAL = "jf"
-"""LIST(STRUCT(key, value)): columnar json parser only, the fields of a malformed line read
-before its syntax error (NULL for a well-formed line)."""
+JSON_ERROR_DETAILS = "jd"
+"""VARCHAR: ``| json``'s error details for the line (NULL: none)."""
+
+JSON_EXACT = "jx"
+"""LIST(STRUCT(key, value)): the line's fields read by the engine's exact function, for the
+lines where DuckDB's reading would differ (NULL elsewhere)."""
+
+JSON_PATH_PAIRS = "jp"
+"""LIST(STRUCT(key, value)): columnar pipeline, what ``| json a="path"`` sets."""
+
+LOGFMT_QUOTE = "lfq"
+"""INTEGER: a logfmt key lookup, where the line's first ``"`` is (0: none); a key found
+before it starts a token."""
+
+LOGFMT_TOKENS = "lfx"
+"""The pairs of a line tokenized as the logfmt decoder reads it, for the lines a quick look
+for the wanted keys cannot decide (NULL elsewhere)."""
 
 REGEX_CAPTURES = "rx"
 """STRUCT: columnar regexp and pattern parsers, the groups of the line's match (NULL: no
@@ -140,6 +163,10 @@ stage (errors included), not as its earlier operations left them."""
 
 UNWRAPPED = "uv"
 """DOUBLE: the sample value taken from the unwrapped label."""
+
+UNWRAPPED_UNIT = "uvu"
+"""BIGINT: ``unwrap duration()``, nanoseconds of the unit the unwrapped label ends with
+(computed once, before the value, which reads it several times)."""
 
 
 def stream_value(index: int) -> str:
@@ -164,6 +191,29 @@ def parsed_value(index: int) -> str:
     """VARCHAR: columnar pipeline, what the current parser writes into the ``index``-th
     tracked label (NULL: nothing)."""
     return f"p{index}"
+
+
+def logfmt_position(index: int) -> str:
+    """A logfmt key lookup: where the ``index``-th wanted key's ``key=`` starts (or, for
+    keys a regex looks for, that regex's match)."""
+    return f"lf{index}"
+
+
+def logfmt_quick(index: int) -> str:
+    """A logfmt key lookup: the ``index``-th wanted key's value found without tokenizing."""
+    return f"lf{index}v"
+
+
+def pattern_rest(index: int) -> str:
+    """VARCHAR: ``| pattern``, the text left before capture ``index`` (NULL once a literal
+    was missing)."""
+    return f"pat_r{index}"
+
+
+def pattern_at(index: int) -> str:
+    """INTEGER: ``| pattern``, where the literal closing capture ``index`` starts in
+    ``pattern_rest(index)`` (0: missing)."""
+    return f"pat_p{index}"
 
 
 def group_key(index: int) -> str:

@@ -13,22 +13,13 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from logql_to_sql.sql.conversions import Conversion, bytes_of, float_of, nanoseconds_of
 from logql_to_sql.sql.dialect import UDF_IP_MATCH, sql
 from logql_to_sql.sql.frame import ERROR, ERROR_DETAILS, LABELS, Frame
 from logql_to_sql.sql.label_regex import label_regex_condition
 from logql_to_sql.syntax import ast
 
-__all__ = [
-    "Check",
-    "Conversion",
-    "ValueOf",
-    "bytes_of",
-    "compile_label_filter",
-    "filtered",
-    "float_of",
-    "label_value",
-    "seconds_of",
-]
+__all__ = ["Check", "ValueOf", "compile_label_filter", "filtered", "label_value"]
 
 _COMPARE = {
     ast.CompareOp.EQ: exp.EQ,
@@ -38,10 +29,6 @@ _COMPARE = {
     ast.CompareOp.LT: exp.LT,
     ast.CompareOp.LTE: exp.LTE,
 }
-
-_GO_DURATION = r"[-+]?((\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h))+"
-_DURATION_PART = r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)"
-_BYTES = r"(?i)^\s*([0-9][0-9,]*\.?[0-9]*|\.[0-9]+)\s*([kmgtpe]i?b?|b|bytes?)?\s*$"
 
 
 @dataclass(frozen=True)
@@ -92,7 +79,7 @@ def compile_label_filter(node: ast.LabelFilter, value_of: ValueOf = label_value)
     if isinstance(node, ast.NumericLabelFilter):
         return _converted(value_of(node.name), node.op, float_of, node.value)
     if isinstance(node, ast.DurationLabelFilter):
-        return _converted(value_of(node.name), node.op, seconds_of, node.value_ns / 1e9)
+        return _converted(value_of(node.name), node.op, nanoseconds_of, node.value_ns)
     if isinstance(node, ast.BytesLabelFilter):
         return _converted(value_of(node.name), node.op, bytes_of, float(node.value))
     return _ip(node, value_of)
@@ -107,70 +94,6 @@ def _string(matcher: ast.Matcher, value_of: ValueOf) -> Check:
     if matcher.op in (ast.MatchOp.NEQ, ast.MatchOp.NRE):
         test = exp.Not(this=exp.paren(test))
     return Check(test, _NO_ERROR.copy(), _NO_ERROR.copy())
-
-
-@dataclass(frozen=True)
-class Conversion:
-    value: exp.Expr
-    error: exp.Expr
-
-
-def float_of(text: exp.Expr) -> Conversion:
-    return Conversion(
-        sql("TRY_CAST(:t AS DOUBLE)", t=text),
-        sql("'strconv.ParseFloat: parsing ' || to_json(:t) || ': invalid syntax'", t=text.copy()),
-    )
-
-
-def seconds_of(text: exp.Expr) -> Conversion:
-    value = sql(
-        "CASE WHEN regexp_full_match(:t, :valid) THEN "
-        "(CASE WHEN starts_with(:t, '-') THEN -1 ELSE 1 END) * list_sum(list_transform("
-        "regexp_extract_all(:t, :part, 0), p -> CAST(regexp_extract(p, '^[0-9.]+') AS DOUBLE) * "
-        "CASE regexp_extract(p, '[a-zµμ]+$') WHEN 'ns' THEN 1e-9 WHEN 'us' THEN 1e-6 "
-        "WHEN 'µs' THEN 1e-6 WHEN 'μs' THEN 1e-6 WHEN 'ms' THEN 1e-3 WHEN 's' THEN 1 "
-        "WHEN 'm' THEN 60 ELSE 3600 END)) "
-        "WHEN :t IN ('0', '+0', '-0') THEN 0 END",
-        t=text,
-        valid=_GO_DURATION,
-        part=_DURATION_PART,
-    )
-    error = sql(
-        "CASE WHEN regexp_full_match(:t, '[-+]?[0-9.]+') "
-        "THEN 'time: missing unit in duration ' || to_json(:t) "
-        "WHEN regexp_full_match(:t, '[-+]?[0-9.]+[a-zA-Z]+.*') "
-        "THEN 'time: unknown unit ' || to_json(regexp_extract(:t, '[0-9.]+([a-zA-Z]+)', 1)) "
-        "|| ' in duration ' || to_json(:t) "
-        "ELSE 'time: invalid duration ' || to_json(:t) END",
-        t=text.copy(),
-    )
-    return Conversion(value, error)
-
-
-def bytes_of(text: exp.Expr) -> Conversion:
-    value = sql(
-        "TRY_CAST(replace(regexp_extract(:t, :re, 1), ',', '') AS DOUBLE) * "
-        "CASE lower(regexp_extract(:t, :re, 2)) "
-        "WHEN '' THEN 1 WHEN 'b' THEN 1 WHEN 'byte' THEN 1 WHEN 'bytes' THEN 1 "
-        "WHEN 'k' THEN 1e3 WHEN 'kb' THEN 1e3 WHEN 'ki' THEN 1024 WHEN 'kib' THEN 1024 "
-        "WHEN 'm' THEN 1e6 WHEN 'mb' THEN 1e6 WHEN 'mi' THEN 1048576 WHEN 'mib' THEN 1048576 "
-        "WHEN 'g' THEN 1e9 WHEN 'gb' THEN 1e9 WHEN 'gi' THEN 1073741824 "
-        "WHEN 'gib' THEN 1073741824 "
-        "WHEN 't' THEN 1e12 WHEN 'tb' THEN 1e12 WHEN 'ti' THEN 1099511627776 "
-        "WHEN 'tib' THEN 1099511627776 "
-        "WHEN 'p' THEN 1e15 WHEN 'pb' THEN 1e15 WHEN 'pi' THEN 1125899906842624 "
-        "WHEN 'pib' THEN 1125899906842624 "
-        "WHEN 'e' THEN 1e18 WHEN 'eb' THEN 1e18 WHEN 'ei' THEN 1152921504606846976 "
-        "WHEN 'eib' THEN 1152921504606846976 END",
-        t=text,
-        re=_BYTES,
-    )
-    error = sql(
-        "'strconv.ParseFloat: parsing ' || to_json(regexp_extract(:t, '^[0-9.,]*')) "
-        "|| ': invalid syntax'",
-        t=text.copy(),
-    )
-    return Conversion(value, error)
 
 
 def _converted(

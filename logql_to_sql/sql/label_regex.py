@@ -14,11 +14,28 @@ from sqlglot import exp
 
 from logql_to_sql.sql.dialect import contains, regex_full_match, sql
 
-__all__ = ["label_regex_condition", "substring_shortcut"]
+__all__ = ["label_regex_condition", "literal_alternatives", "substring_shortcut"]
 
-_SHORTCUT = re.compile(
-    r"^(\(\?i\))?(\.\*)?((?:[^\\.+*?()|\[\]{}^$]|\\[\\.+*?()|\[\]{}^$])*)(\.\*)?$"
-)
+# A literal: no metacharacter, or an escaped one.
+_LITERAL = r"(?:[^\\.+*?()|\[\]{}^$]|\\[\\.+*?()|\[\]{}^$])*"
+_SHORTCUT = re.compile(r"^(\(\?i\))?(\.\*)?(" + _LITERAL + r")(\.\*)?$")
+_ALTERNATIVES = re.compile(_LITERAL + r"(?:\|" + _LITERAL + r")*")
+
+
+def literal_alternatives(regex: str) -> list[str] | None:
+    """The literals a regex of only literals and ``|`` matches in whole (``a|b\\.c``
+    gives ``a`` and ``b.c``); None for any other regex. Such a regex needs no RE2: its
+    full match is a string comparison (and RE2's flags change nothing for it)."""
+    if not _ALTERNATIVES.fullmatch(regex):
+        return None
+    parts, current = [], ""
+    for escaped, bar, plain in re.findall(r"\\(.)|(\|)|(.)", regex, flags=re.S):
+        if bar:
+            parts.append(current)
+            current = ""
+        else:
+            current += escaped or plain
+    return [*parts, current]
 
 
 def substring_shortcut(regex: str) -> tuple[str, bool] | None:

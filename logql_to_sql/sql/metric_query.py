@@ -50,8 +50,9 @@ class MetricPlan:
     """Separate ``(probe, labels)`` queries (entries not shared with ``select``)."""
     error_labels: tuple[Callable[[], exp.Select], ...] = ()
     """When ``select`` yields a row with an ``error``, the queries finding its labels."""
-    checks: tuple[tuple[exp.Select, str], ...] = ()
-    """Queries that must return no row, with the error to raise when one does."""
+    check_messages: tuple[str, ...] = ()
+    """Errors of the vector-matching checks computed inside ``select``: a row whose
+    ``failed_check`` is ``i`` means check ``i`` failed (the lowest such ``i`` wins)."""
 
 
 @dataclass(kw_only=True)
@@ -62,52 +63,77 @@ class _Rel:
     checks: list[tuple[exp.Select, str]] = field(default_factory=list)
 
 
-def compile_metric_query(expr: ast.MetricExpr, *, grid: Grid, columnar: bool = True) -> MetricPlan:
+def compile_metric_query(
+    expr: ast.MetricExpr, *, grid: Grid, metadata: bool = True, columnar: bool = True
+) -> MetricPlan:
     """Samples of ``expr`` at every step of ``grid``.
 
-    ``columnar=False`` runs every pipeline on the generic label-map pipeline, even where
-    the columnar one applies: same answer, slower (differential tests compare them).
+    ``metadata=False`` promises that the queried entries have no structured metadata
+    (cheaper plans for ranges without parsers). ``columnar=False`` runs every pipeline on
+    the generic label-map pipeline, even where the columnar one applies: same answer,
+    slower (differential tests compare them).
     """
-    compiler = _MetricCompiler(grid, columnar=columnar)
+    compiler = _MetricCompiler(grid, metadata=metadata, columnar=columnar)
     rel = compiler.visit(expr)
     order = _sort_order(expr)
     select = rel.select
-    if compiler.shared:
-        select = _with_error_row(select, compiler.shared)
+    if compiler.shared or rel.checks:
+        select = _with_diagnostics(select, compiler.shared, [check for check, _ in rel.checks])
     return MetricPlan(
         select=select,
         scalar=rel.scalar,
         order=order,
         error_probes=tuple(rel.probes),
         error_labels=tuple(labels for _, _, _, labels in compiler.shared),
-        checks=tuple(rel.checks),
+        check_messages=tuple(message for _, message in rel.checks),
     )
 
 
-def _with_error_row(
-    select: exp.Select,
-    shared: list[tuple[str, exp.Select, exp.Select, Callable[[], exp.Select]]],
+_Shared = tuple[str, exp.Select, exp.Select, Callable[[], exp.Select]]
+
+
+def _diagnostic_row(error: exp.Expr, check: int | None) -> exp.Select:
+    return exp.select(
+        sql(_EMPTY_LABELS).as_("labels"),
+        sql("CAST(NULL AS BIGINT)").as_("k"),
+        sql("CAST(NULL AS DOUBLE)").as_("v"),
+        error.as_("error"),
+        sql("CAST(:c AS INTEGER)", c=exp.null() if check is None else check).as_("failed_check"),
+    )
+
+
+def _with_diagnostics(
+    select: exp.Select, shared: list[_Shared], checks: list[exp.Select]
 ) -> exp.Select:
-    """The samples plus, if an entry failed, one row whose ``error`` names the error;
-    the failing-entry relations are computed once (materialized CTEs)."""
-    samples = exp.select("labels", "k", "v", sql("CAST(NULL AS VARCHAR)").as_("error")).from_(
-        select.subquery("samples", copy=False), copy=False
-    )
-    first_error = exp.Coalesce(
-        this=exp.Subquery(this=shared[0][2]),
-        expressions=[exp.Subquery(this=probe) for _, _, probe, _ in shared[1:]],
-    )
-    error_row = (
-        exp.select(
-            sql(_EMPTY_LABELS).as_("labels"),
-            sql("CAST(NULL AS BIGINT)").as_("k"),
-            sql("CAST(NULL AS DOUBLE)").as_("v"),
-            exp.column("e").as_("error"),
+    """The samples plus, if an entry failed, one row whose ``error`` names the error, and
+    one row per failed matching check. Everything is one statement because the checks
+    read the same failing-entry relations, computed once (materialized CTEs) and visible
+    to this statement only."""
+    samples = exp.select(
+        "labels",
+        "k",
+        "v",
+        sql("CAST(NULL AS VARCHAR)").as_("error"),
+        sql("CAST(NULL AS INTEGER)").as_("failed_check"),
+    ).from_(select.subquery("samples", copy=False), copy=False)
+    rows: list[exp.Select] = [samples]
+    if shared:
+        first_error = exp.Coalesce(
+            this=exp.Subquery(this=shared[0][2]),
+            expressions=[exp.Subquery(this=probe) for _, _, probe, _ in shared[1:]],
         )
-        .from_(exp.select(first_error.as_("e")).subquery("failed"))
-        .where(sql("e IS NOT NULL"))
-    )
-    union = exp.union(samples, error_row, distinct=False)
+        rows.append(
+            _diagnostic_row(exp.column("e"), None)
+            .from_(exp.select(first_error.as_("e")).subquery("failed"))
+            .where(sql("e IS NOT NULL"))
+        )
+    for index, check in enumerate(checks):
+        rows.append(
+            _diagnostic_row(sql("CAST(NULL AS VARCHAR)"), index).where(exp.Exists(this=check))
+        )
+    union: exp.Query = rows[0]
+    for row in rows[1:]:
+        union = exp.union(union, row, distinct=False)
     result = exp.select("*").from_(union.subquery("result"))
     for name, partials, _, _ in shared:
         result = result.with_(name, as_=partials, materialized=True, copy=False)
@@ -145,8 +171,9 @@ def _float_literal(value: float) -> exp.Expr:
 
 
 class _MetricCompiler:
-    def __init__(self, grid: Grid, *, columnar: bool) -> None:
+    def __init__(self, grid: Grid, *, metadata: bool, columnar: bool) -> None:
         self.grid = grid
+        self.metadata = metadata
         self.columnar = columnar
         self.shared: list[tuple[str, exp.Select, exp.Select, Callable[[], exp.Select]]] = []
 
@@ -171,6 +198,7 @@ class _MetricCompiler:
             grid=self.grid,
             grouping=grouping,
             entries_name=f"entries_{len(self.shared)}",
+            metadata=self.metadata,
             columnar=self.columnar,
         )
         probes: list[tuple[exp.Select, exp.Select]] = []
@@ -319,7 +347,8 @@ def _go_replacement(replacement: str, regex: str) -> str:
     def group(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(2)
         if name.isdigit():
-            return "\\" + name if int(name) <= 9 else ""
+            # Go expands a group the regex does not have to nothing; RE2 refuses it.
+            return "\\" + name if int(name) <= min(len(names), 9) else ""
         return "\\" + str(index[name]) if name in index and index[name] <= 9 else ""
 
     escaped = replacement.replace("\\", "\\\\")

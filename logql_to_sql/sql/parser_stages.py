@@ -8,35 +8,53 @@ All work runs inside DuckDB (its JSON reader and RE2), never in Python per row.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
-from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, UDF_JSON_PARTIAL, query_id, sql
-from logql_to_sql.sql.frame import JSON_LOOKUP, JSON_PARTIAL, LINE
+from logql_to_sql.sql.dialect import (
+    UDF_JSON_ERROR,
+    UDF_JSON_FIELDS,
+    UDF_JSON_PARTIAL,
+    UDF_JSON_PATH,
+    query_id,
+    sql,
+)
+from logql_to_sql.sql.frame import (
+    JSON_ERROR_DETAILS,
+    JSON_EXACT,
+    JSON_LOOKUP,
+    JSON_READ_ALIKE,
+    LINE,
+    pattern_at,
+    pattern_rest,
+)
+from logql_to_sql.sql.logfmt import logfmt_lookup, logfmt_pairs
 from logql_to_sql.syntax import ast
 
 __all__ = [
     "IS_OBJECT",
     "IS_OBJECT_SAFE",
-    "JSON_DETAILS",
     "JSON_SCALAR",
-    "Hinted",
     "Parsed",
+    "Stepped",
     "first_wins",
     "group_names",
     "json_all",
     "json_candidate_paths",
+    "json_error",
+    "json_error_details",
     "json_fields",
     "json_hinted",
-    "json_partial_value",
+    "json_lookup",
     "json_paths",
     "logfmt",
     "logfmt_hinted",
-    "logfmt_value",
     "pattern",
-    "pattern_regex",
+    "pattern_names",
+    "pattern_steps",
     "regexp",
     "sanitize",
     "sanitize_sql",
@@ -44,7 +62,14 @@ __all__ = [
 ]
 
 _NULL = "CAST(NULL AS VARCHAR)"
-JSON_DETAILS = "Value looks like object, but can't find closing '}' symbol"
+# DuckDB's reader is laxer than the reference's on NaN, Infinity, inf and nan as values,
+# and decodes \u escapes otherwise: lines with those are left to the engine's function.
+# (ltrim only for the rare lines that do not start with the brace: it copies the line)
+_READ_ALIKE = (
+    "(starts_with(line, '{') OR starts_with(ltrim(line, ' \t\n\r'), '{')) "
+    "AND NOT contains(line, '\\u')"
+)
+_NAN_OR_INF = "regexp_matches(line, '[:,\\[][ \\t\\n\\r]*[-+]?(?i:nan|inf)')"
 _EMPTY_ENTRIES = "CAST([] AS STRUCT(key VARCHAR, value VARCHAR)[])"
 # json_type and json_transform raise on malformed input, even for rows a surrounding CASE
 # or AND rules out; only a CASE on json_valid guards them.
@@ -65,6 +90,9 @@ class Parsed:
     details: exp.Expr
     skip_empty_base: bool = False
     """Drop empty values named like a stream or metadata label (listed logfmt keys)."""
+    steps: tuple[dict[str, exp.Expr], ...] = ()
+    """Columns to compute first, one frame each (later ones may read earlier ones); the
+    other fields may read them."""
 
 
 def sanitize(name: str) -> str:
@@ -88,15 +116,43 @@ def first_wins(entries: exp.Expr) -> exp.Expr:
     )
 
 
+def _read_alike(valid: exp.Expr | None = None) -> exp.Expr:
+    """Whether DuckDB reads column ``line`` as the reference's library does: a valid JSON
+    object without the forms where they differ. With ``valid`` (a cheaper test of DuckDB's
+    reading, for the key lookups of grouped metrics) NaN and Infinity values are not
+    looked for: the reference's lookups stop at the last key they need and do not see
+    those either, when they come after it (LOGQL.md 13.10)."""
+    if valid is None:
+        return sql("json_valid(line) AND " + _READ_ALIKE + " AND NOT " + _NAN_OR_INF)
+    return sql(":v AND " + _READ_ALIKE, v=valid)
+
+
+def json_error_details(valid: exp.Expr | None = None) -> exp.Expr:
+    """``| json``'s error details for column ``line`` (NULL when it reads without error),
+    as the reference's JSON library words them. Lines DuckDB reads as a JSON object read
+    without error there too; the others are asked of the engine's ``UDF_JSON_ERROR``.
+    ``valid`` says whether DuckDB reads the line (default: ``json_valid``)."""
+    return sql(
+        "CASE WHEN :alike THEN NULL ELSE :udf END",
+        alike=_read_alike(valid),
+        udf=exp.Anonymous(this=UDF_JSON_ERROR, expressions=[exp.column("line"), query_id()]),
+    )
+
+
+def json_error(details: exp.Expr) -> exp.Expr:
+    """``JSONParserErr`` when ``details`` (from ``json_error_details``) is set."""
+    return sql("CASE WHEN :d IS NOT NULL THEN 'JSONParserErr' END", d=details)
+
+
 def json_all() -> Parsed:
     """``| json``: every scalar field, nested objects flattened with ``_``, by the engine's
     ``UDF_JSON_FIELDS`` (DuckDB's JSON functions lose number text and duplicate keys)."""
-    valid = sql(IS_OBJECT)
     entries = json_fields()
     return Parsed(
         entries=entries,
-        error=sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
-        details=sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
+        error=json_error(exp.column(JSON_ERROR_DETAILS)),
+        details=exp.column(JSON_ERROR_DETAILS),
+        steps=({JSON_ERROR_DETAILS: json_error_details()},),
     )
 
 
@@ -106,16 +162,6 @@ def json_fields(*, partial: bool = False) -> exp.Expr:
     malformed lines only (``UDF_JSON_PARTIAL``)."""
     udf = UDF_JSON_PARTIAL if partial else UDF_JSON_FIELDS
     return exp.Anonymous(this=udf, expressions=[exp.column(LINE), query_id()])
-
-
-def json_partial_value(key: str) -> exp.Expr:
-    """The first value of field ``key`` in ``JSON_PARTIAL`` (the fields of a malformed
-    line): what ``| json`` reads there when paths find nothing."""
-    return sql(
-        "list_extract(list_filter(:fields, x -> x.key = :k), 1).value",
-        fields=exp.column(JSON_PARTIAL),
-        k=key,
-    )
 
 
 _PATH_PART = re.compile(r'\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
@@ -138,12 +184,19 @@ def json_paths(extractions: tuple[ast.LabelExtraction, ...]) -> Parsed:
     """``| json a="path", b``: only these labels; a missing path gives ``""``."""
     items = []
     for extraction in extractions:
+        path = json_path(extraction.expression)
         value = sql(
-            "CASE WHEN json_type(:j) = 'VARCHAR' THEN :j ->> '$' WHEN :j IS NULL "
-            "OR json_type(:j) = 'NULL' THEN '' ELSE CAST(:j AS VARCHAR) END",
-            j=sql(
-                "json_extract(CASE WHEN json_valid(line) THEN line ELSE '{}' END, :p)",
-                p=json_path(extraction.expression),
+            "CASE WHEN NOT json_valid(line) THEN coalesce(:exact, '') "
+            "WHEN json_type(:j) = 'VARCHAR' THEN :j ->> '$' WHEN :j IS NULL OR "
+            "json_type(:j) = 'NULL' THEN '' WHEN json_type(:j) = 'BOOLEAN' "
+            "OR (json_type(:j) IN ('BIGINT', 'UBIGINT') AND CAST(:j AS VARCHAR) <> '0') "
+            "THEN CAST(:j AS VARCHAR) ELSE coalesce(:exact, '') END",
+            j=sql("json_extract(CASE WHEN json_valid(line) THEN line ELSE '{}' END, :p)", p=path),
+            # Malformed lines (values before the error count), numbers DuckDB rewrites
+            # (1e3 as 1000.0), objects and arrays: as the reference's library reads them.
+            exact=exp.Anonymous(
+                this=UDF_JSON_PATH,
+                expressions=[exp.column("line"), exp.Literal.string(path), query_id()],
             ),
         )
         items.append(sql("{'key': :k, 'value': :v}", k=extraction.name, v=value))
@@ -161,46 +214,10 @@ def json_paths(extractions: tuple[ast.LabelExtraction, ...]) -> Parsed:
     )
 
 
-_LOGFMT_TOKEN = r'(?:[^\x00-\x20"]+|"(?:[^"\\]|\\.)*"?)+'
-_LOGFMT_PAIR = r'([^="\x00-\x20]+)(=("(?:[^"\\]|\\.)*"|[^="\x00-\x20]*))?'
-
-
-def logfmt_value(raw: exp.Expr) -> exp.Expr:
-    """A logfmt value as text: a quoted one unescaped. Its escapes are JSON's (``\\uXXXX``
-    included), which DuckDB decodes; a quoted value JSON rejects (a raw control character,
-    ``\\'``) has ``\\"``, ``\\n``, ``\\t`` and ``\\\\`` replaced instead."""
-    return sql(
-        "CASE WHEN starts_with(:r, '\"') THEN coalesce(TRY(json_extract_string(:r, '$')), "
-        "replace(replace(replace(replace("
-        "substr(:r, 2, length(:r) - 2), '\\\"', '\"'), '\\n', chr(10)), '\\t', chr(9)), "
-        "'\\\\', '\\')) ELSE :r END",
-        r=raw,
-    )
-
-
 def logfmt(node: ast.LogfmtParser) -> Parsed:
-    """``| logfmt``: key=value pairs; invalid pairs skipped (``--strict``: the first one
-    stops parsing and sets the error)."""
-    tokens = sql("regexp_extract_all(line, :re)", re=_LOGFMT_TOKEN)
-    bad = sql(
-        "coalesce(list_position(list_transform(:t, t -> regexp_full_match(t, :pair)), false), 0)",
-        t=tokens.copy(),
-        pair=_LOGFMT_PAIR,
-    )
-    considered = (
-        sql("CASE WHEN :bad > 0 THEN :t[1 : :bad - 1] ELSE :t END", bad=bad, t=tokens.copy())
-        if node.strict
-        else tokens.copy()
-    )
-    valid = sql(
-        "list_filter(:t, t -> regexp_full_match(t, :pair))", t=considered, pair=_LOGFMT_PAIR
-    )
-    pairs = sql(
-        "list_transform(:v, t -> {'key': :key, 'value': :value})",
-        v=valid,
-        key=sanitize_sql(sql("regexp_extract(t, '^[^=]*')")),
-        value=logfmt_value(sql("regexp_extract(t, '^[^=]*=?(.*)$', 1)")),
-    )
+    """``| logfmt``: key=value pairs as the reference's decoder reads them; invalid pairs
+    skipped (``--strict``: the first one stops parsing and sets the error)."""
+    pairs, error, details = logfmt_pairs(node)
     if node.extractions:
         wanted = {e.expression: e.name for e in node.extractions}
         found = sql(
@@ -216,31 +233,8 @@ def logfmt(node: ast.LogfmtParser) -> Parsed:
                 for key, name in wanted.items()
             ]
         )
-    elif not node.keep_empty:
-        pairs = sql("list_filter(:p, x -> x.value <> '')", p=pairs)
-    if not node.strict:
-        return Parsed(
-            entries=pairs,
-            error=sql(_NULL),
-            details=sql(_NULL),
-            skip_empty_base=bool(node.extractions),
-        )
-    offender = sql(":t[:bad]", t=tokens.copy(), bad=bad.copy())
-    prefix = sql("length(regexp_extract(:o, :pair))", o=offender, pair=r"^" + _LOGFMT_PAIR)
-    details = sql(
-        "CASE WHEN regexp_full_match(:o, :open) THEN 'logfmt syntax error at pos ' || "
-        "(length(line) + 1) || ' : unterminated quoted value' "
-        "ELSE 'logfmt syntax error at pos ' || (strpos(line, :o) + :prefix) || "
-        "' : unexpected ' || chr(39) || substr(:o, :prefix + 1, 1) || chr(39) END",
-        o=offender.copy(),
-        open=r'[^="\x00-\x20]+="(?:[^"\\]|\\.)*\\?',
-        prefix=prefix,
-    )
     return Parsed(
-        entries=pairs,
-        error=sql("CASE WHEN :bad > 0 THEN 'LogfmtParserErr' END", bad=bad.copy()),
-        details=sql("CASE WHEN :bad > 0 THEN :d END", bad=bad.copy(), d=details),
-        skip_empty_base=bool(node.extractions),
+        entries=pairs, error=error, details=details, skip_empty_base=bool(node.extractions)
     )
 
 
@@ -250,16 +244,11 @@ def group_names(regex: str) -> list[str]:
     return [name or f"_g{i}" for i, name in enumerate(capture_names(regex), start=1)]
 
 
-def _captures(regex: str, names: list[str], markers: dict[str, str] | None = None) -> Parsed:
-    markers = markers or {}
+def _captures(regex: str, names: list[str]) -> Parsed:
     matched = sql("regexp_extract(line, :re, :names)", re=regex, names=group_names(regex))
     items = []
     for name in names:
         value = sql(":s[:k]", s=matched.copy(), k=name)
-        if name in markers:
-            value = sql(
-                "CASE WHEN :s[:m] <> '' THEN :v END", s=matched.copy(), m=markers[name], v=value
-            )
         items.append(sql("{'key': :k, 'value': :v}", k=sanitize(name), v=value))
     entries = sql(
         "CASE WHEN regexp_matches(line, :re) THEN list_filter(:items, x -> x.value IS NOT NULL) "
@@ -279,38 +268,87 @@ def regexp(node: ast.RegexpParser) -> Parsed:
 _PATTERN_PART = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
-def pattern_regex(text: str) -> tuple[str, list[str], dict[str, str]]:
-    """An RE2 regex doing what the pattern parser does, its capture names, and for each
-    capture behind a literal the marker group telling whether that literal was found.
+@dataclass(frozen=True)
+class Stepped:
+    """A parse computed as successive columns: each step's columns read the line and the
+    columns of earlier steps; ``values`` (per capture name, NULL when unset) read the last
+    step's."""
 
-    A leading literal anchors at the start; each capture runs to the first occurrence of
-    the next literal; when a literal is missing the capture before it takes the rest of
-    the line and the later captures stay unset.
+    steps: list[dict[str, exp.Expr]]
+    values: dict[str, exp.Expr]
+
+
+def pattern_names(text: str) -> list[str]:
+    """The capture names of a pattern in order, ``_`` included."""
+    return _PATTERN_PART.findall(text)
+
+
+def pattern_steps(text: str, wanted: Collection[str] | None = None) -> Stepped:
+    """What ``| pattern`` captures, found with substring searches instead of a regex.
+
+    The reference walks the pattern once: a leading literal must start the line (else
+    nothing is captured), each capture takes the text up to the first occurrence of the
+    literal after it, and once a literal is missing the capture before it takes the rest
+    of the line and later captures stay unset; an empty line captures nothing. Column
+    ``pattern_rest(i)`` is the text left before capture ``i`` (NULL once a literal was
+    missing), ``pattern_at(i)`` where its closing literal starts in it (0 when missing). Only the
+    captures up to the last one in ``wanted`` (all when None) are computed.
     """
     parts = _PATTERN_PART.split(text)
-    literals, names = parts[0::2], parts[1::2]
-    regex = "(?s)^" + re.escape(literals[0])
-    closing = ""
-    markers: dict[str, str] = {}
-    marker = ""
-    for index, (name, literal) in enumerate(zip(names, literals[1:], strict=True)):
-        group = ".*?" if name == "_" else f"(?P<{name}>.*?)"
-        if name != "_" and marker:
-            markers[name] = marker
-        if literal:
-            marker = f"_m{index}"
-            regex += f"{group}(?:(?P<{marker}>{re.escape(literal)})"
-            closing += ")?"
-        else:
-            regex += group.replace(".*?", ".*")
-    regex += ".*" + closing + "$" if closing else "$"
-    return regex, [n for n in names if n != "_"], markers
+    leading, names, closing = parts[0], parts[1::2], parts[2::2]
+    needed = [
+        i for i, n in enumerate(names) if n != "_" and (wanted is None or sanitize(n) in wanted)
+    ]
+    if not needed:
+        return Stepped([], {})
+    first = (
+        sql("CASE WHEN line <> '' THEN line END")
+        if not leading
+        else sql(
+            "CASE WHEN line <> '' AND starts_with(line, :l) THEN substr(line, :n) END",
+            l=leading,
+            n=len(leading) + 1,
+        )
+    )
+    steps: list[dict[str, exp.Expr]] = [{pattern_rest(0): first}]
+    values: dict[str, exp.Expr] = {}
+    for i in range(needed[-1] + 1):
+        rest = exp.column(pattern_rest(i))
+        literal = closing[i]
+        if not literal:  # the final capture takes the rest
+            values[names[i]] = rest
+            break
+        steps.append({pattern_at(i): sql("strpos(:r, :l)", r=rest.copy(), l=literal)})
+        position = exp.column(pattern_at(i))
+        if names[i] != "_":
+            values[names[i]] = sql(
+                "CASE WHEN :p = 0 THEN :r ELSE left(:r, :p - 1) END", p=position, r=rest
+            )
+        if i < needed[-1]:
+            steps.append(
+                {
+                    pattern_rest(i + 1): sql(
+                        "CASE WHEN :p > 0 THEN substr(:r, :p + :n) END",
+                        p=position.copy(),
+                        r=rest.copy(),
+                        n=len(literal),
+                    )
+                }
+            )
+    return Stepped(steps, {n: v for n, v in values.items() if n in {names[i] for i in needed}})
 
 
 def pattern(node: ast.PatternParser) -> Parsed:
     """``| pattern "<ip> - <_> <status>"``: captures by literal delimiters."""
-    regex, names, markers = pattern_regex(node.pattern)
-    return _captures(regex, names, markers)
+    stepped = pattern_steps(node.pattern)
+    items = [
+        sql("{'key': :k, 'value': :v}", k=sanitize(name), v=value)
+        for name, value in stepped.values.items()
+    ]
+    entries = sql(
+        "list_filter(:items, x -> x.value IS NOT NULL)", items=exp.Array(expressions=items)
+    )
+    return Parsed(entries=entries, error=sql(_NULL), details=sql(_NULL), steps=tuple(stepped.steps))
 
 
 def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:
@@ -345,21 +383,12 @@ def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:
     )
 
 
-@dataclass(frozen=True)
-class Hinted:
-    """A parse limited to some keys: ``lookup`` and ``partial`` are computed first (as
-    ``JSON_LOOKUP`` and ``JSON_PARTIAL``)."""
-
-    lookup: exp.Expr
-    partial: exp.Expr
-    parsed: Parsed
-
-
 JSON_SCALAR = (
     "CASE WHEN json_type(:v) = 'VARCHAR' THEN :v ->> '$' "
     "WHEN json_type(:v) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'DOUBLE', 'BOOLEAN') "
     "THEN CAST(:v AS VARCHAR) END"
 )
+"""A JSON value's text as a label, when it is a scalar (numbers as DuckDB writes them)."""
 
 
 def json_candidate_paths(key: str, limit: int = 8) -> list[str]:
@@ -387,65 +416,103 @@ def json_path_of(segments: list[str]) -> str:
     return "$" + "".join('."' + s.replace("\\", "\\\\").replace('"', '\\"') + '"' for s in segments)
 
 
-def json_hinted(keys: tuple[str, ...]) -> Hinted:
-    """``| json`` producing only ``keys``, each read by path instead of parsing every field."""
+def json_lookup(keys: tuple[str, ...]) -> tuple[list[dict[str, exp.Expr]], dict[str, exp.Expr]]:
+    """``| json`` giving only ``keys`` (sanitised names): columns to compute first (one
+    frame per dict: ``hj`` the candidate paths' JSON values, ``jr``
+    whether DuckDB reads the line alike, ``jd`` the error details, ``jx`` the engine's
+    exact fields where needed), then each key's value over them.
+
+    DuckDB reads the values by path; the engine's ``UDF_JSON_FIELDS`` reads the lines it
+    cannot (malformed ones keep the fields before their error) and those where a value's
+    text would change (DuckDB rewrites the numbers it reads as doubles: ``1e3``,
+    ``1.50``, and ``-0``).
+    """
     paths: list[str] = []
-    items = []
+    values: dict[str, exp.Expr] = {}
+    exact: list[exp.Expr] = [sql("NOT :r", r=exp.column(JSON_READ_ALIKE))]
     for key in keys:
         candidates = []
         for path in json_candidate_paths(key):
             paths.append(path)
-            element = sql("list_extract(:lookup, :i)", lookup=exp.column(JSON_LOOKUP), i=len(paths))
-            candidates.append(sql(JSON_SCALAR, v=element))
-        value = exp.Coalesce(
-            this=candidates[0], expressions=[*candidates[1:], json_partial_value(key)]
+            # The value's JSON text as DuckDB gives it tells its type by its first
+            # character (no json_type per value): a string is unescaped, objects, arrays
+            # and null are no scalar, the rest (numbers, booleans) is the text itself.
+            text = sql(
+                "CAST(list_extract(:l, :i) AS VARCHAR)", l=exp.column(JSON_LOOKUP), i=len(paths)
+            )
+            candidates.append(
+                sql(
+                    "CASE left(:s, 1) WHEN '\"' THEN :s ->> '$' WHEN '{' THEN NULL "
+                    "WHEN '[' THEN NULL WHEN 'n' THEN NULL ELSE :s END",
+                    s=text,
+                )
+            )
+            # Numbers DuckDB read as doubles are written anew (1.50 as 1.5, 1e3 as
+            # 1000.0), and -0 as 0: those are read exactly. One small regex over the
+            # value's text costs less than testing its type and characters one by one.
+            exact.append(
+                sql(
+                    "coalesce(regexp_matches(:s, :re), false)",
+                    s=text.copy(),
+                    re='^(?:-?[0-9][^"]*[.eE]|0$)',
+                )
+            )
+        values[key] = sql(
+            "CASE WHEN :x IS NOT NULL THEN list_filter(:x, x -> x.key = :k)[1].value ELSE :c END",
+            x=exp.column(JSON_EXACT),
+            k=key,
+            c=candidates[0]
+            if len(candidates) == 1
+            else exp.Coalesce(this=candidates[0], expressions=candidates[1:]),
         )
-        items.append(sql("{'key': :k, 'value': :v}", k=key, v=value))
-    valid = sql(IS_OBJECT)
-    # A malformed line fails the extraction (NULL: no second parse to validate it first);
-    # its fields before the syntax error come from the engine's reader, for it alone.
-    lookup = sql("TRY(json_extract(line, :p))", p=paths) if paths else sql("CAST([] AS JSON[])")
-    partial = sql(
-        "CASE WHEN NOT json_valid(line) THEN :fields END", fields=json_fields(partial=True)
-    )
+    # One parse: a malformed line makes the extraction fail (NULL).
+    lookup = sql("TRY(json_extract(line, :p))", p=paths or ["$"])
+    # Volatile calls here would block DuckDB's optimisations of a limited scan; these
+    # lines are few, so computing the fields once per use costs little.
+    fields = json_fields(partial=True)
+    steps = [
+        {JSON_LOOKUP: lookup},
+        {
+            JSON_READ_ALIKE: _read_alike(sql(":l IS NOT NULL", l=exp.column(JSON_LOOKUP))),
+        },
+        {
+            JSON_ERROR_DETAILS: sql(
+                "CASE WHEN NOT :r THEN :udf END",
+                r=exp.column(JSON_READ_ALIKE),
+                udf=exp.Anonymous(
+                    this=UDF_JSON_ERROR, expressions=[exp.column("line"), query_id()]
+                ),
+            ),
+            JSON_EXACT: sql("CASE WHEN :e THEN :f END", e=exp.or_(*exact), f=fields),
+        },
+    ]
+    return steps, values
+
+
+def json_hinted(keys: tuple[str, ...]) -> Parsed:
+    """``| json`` producing only ``keys`` (``json_lookup``)."""
+    steps, values = json_lookup(keys)
+    items = [sql("{'key': :k, 'value': :v}", k=key, v=value) for key, value in values.items()]
     entries = (
         sql("list_filter(:items, x -> x.value IS NOT NULL)", items=exp.Array(expressions=items))
         if items
         else sql(_EMPTY_ENTRIES)
     )
-    return Hinted(
-        lookup,
-        partial,
-        Parsed(
-            entries=entries,
-            error=sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
-            details=sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
-        ),
+    return Parsed(
+        entries=entries,
+        error=json_error(exp.column(JSON_ERROR_DETAILS)),
+        details=exp.column(JSON_ERROR_DETAILS),
+        steps=tuple(steps),
     )
 
 
 def logfmt_hinted(keys: tuple[str, ...], *, keep_empty: bool) -> Parsed:
-    """``| logfmt`` producing only ``keys``: the first ``key=value`` of each, by regex."""
-    items = []
-    for key in keys:
-        pair = (
-            r"(?:^|[\x00-\x20])"
-            + re.escape(key)
-            + r'(=("(?:[^"\\]|\\.)*"|[^\x00-\x20"=]*))?(?:[\x00-\x20]|$)'
-        )
-        value = logfmt_value(sql("regexp_extract(line, :re, 2)", re=pair))
-        items.append(
-            sql(
-                "{'key': :k, 'value': CASE WHEN regexp_matches(line, :re) THEN :v END}",
-                k=key,
-                re=pair,
-                v=value,
-            )
-        )
-    keep = "x.value IS NOT NULL" if keep_empty else "x.value IS NOT NULL AND x.value <> ''"
+    """``| logfmt`` producing only ``keys``: the first good ``key=value`` of each."""
+    steps, values = logfmt_lookup(list(keys), keep_empty=keep_empty)
+    items = [sql("{'key': :k, 'value': :v}", k=key, v=value) for key, value in values.items()]
     entries = (
-        sql("list_filter(:items, x -> " + keep + ")", items=exp.Array(expressions=items))
+        sql("list_filter(:items, x -> x.value IS NOT NULL)", items=exp.Array(expressions=items))
         if items
         else sql(_EMPTY_ENTRIES)
     )
-    return Parsed(entries=entries, error=sql(_NULL), details=sql(_NULL))
+    return Parsed(entries=entries, error=sql(_NULL), details=sql(_NULL), steps=tuple(steps))

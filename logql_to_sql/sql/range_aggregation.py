@@ -27,18 +27,25 @@ from logql_to_sql.sql.compiler import (
     final_labels,
     time_range,
 )
-from logql_to_sql.sql.dialect import sql
-from logql_to_sql.sql.frame import ERROR, ERROR_DETAILS, TS, UNWRAPPED, Frame, group_key
-from logql_to_sql.sql.hints import Needed, stage_reads
-from logql_to_sql.sql.label_filters import (
-    ValueOf,
+from logql_to_sql.sql.conversions import (
     bytes_of,
-    compile_label_filter,
-    filtered,
+    duration_unit_ns,
     float_of,
-    label_value,
-    seconds_of,
+    nanoseconds_of,
+    seconds_from_nanoseconds,
 )
+from logql_to_sql.sql.dialect import opaque, sql
+from logql_to_sql.sql.frame import (
+    ERROR,
+    ERROR_DETAILS,
+    TS,
+    UNWRAPPED,
+    UNWRAPPED_UNIT,
+    Frame,
+    group_key,
+)
+from logql_to_sql.sql.hints import Needed, stage_reads
+from logql_to_sql.sql.label_filters import ValueOf, compile_label_filter, filtered, label_value
 from logql_to_sql.sql.rewrites import hoist_line_filters, split_leading_line_filters
 from logql_to_sql.sql.stages import line_filter_condition
 from logql_to_sql.syntax import ast
@@ -110,10 +117,12 @@ def compile_range_aggregation(
     grid: Grid,
     grouping: ast.Grouping | None = None,
     entries_name: str | None = None,
+    metadata: bool = True,
     columnar: bool = True,
 ) -> RangePlan:
     """Samples of ``node`` on ``grid``; ``grouping`` (a pushed-down ``sum by``) pools
-    series like a range-op grouping does.
+    series like a range-op grouping does. ``metadata=False`` promises that no entry has
+    structured metadata: a range without parsers then keys its series on the stream alone.
 
     With ``entries_name``, entries that may carry a pipeline error are left to the caller to
     compute once as that (materialized) relation, which both the samples and the error
@@ -127,11 +136,7 @@ def compile_range_aggregation(
     leading, rest = split_leading_line_filters(log_range.stages)
     line_filters = [line_filter_condition(s, exp.column("line")) for s in leading]
     if not rest and log_range.unwrap is None:
-        entries = _Entries(
-            select=_label_only_entries(node, log_range, [*time_window, *line_filters]),
-            keys=["stream_id", "metadata"],
-            by_stream=True,
-        )
+        entries = _label_only_entries(node, log_range, time_window, line_filters, metadata=metadata)
         probe = None
     else:
         entries, probe = _pipeline_entries(
@@ -181,17 +186,41 @@ def _entry_value(op: ast.RangeOp) -> exp.Expr:
 
 
 def _label_only_entries(
-    node: ast.RangeAggregation, log_range: ast.LogRange, conditions: list[exp.Expr]
-) -> exp.Select:
+    node: ast.RangeAggregation,
+    log_range: ast.LogRange,
+    time_window: list[exp.Expr],
+    line_filters: list[exp.Expr],
+    *,
+    metadata: bool,
+) -> _Entries:
     """Entries of a range without parsers, keyed by stream and metadata (labels come later,
-    once per partial aggregate instead of once per entry)."""
-    matched = exp.column("stream_id").isin(
-        query=compile_stream_matchers(log_range.selector.matchers)
-    )
-    return (
-        exp.select("ts", "stream_id", "metadata", _entry_value(node.op).as_("v"))
+    once per partial aggregate instead of once per entry).
+
+    Without line filters the streams are selected where their labels are joined, after
+    aggregation: DuckDB pushes that join's stream ids down through the grouping into the
+    scan (row groups of other streams are skipped as before), and no entry is probed
+    against them one by one. sum by (app) (count_over_time({env=~".+"}[1h])) over 100 MB:
+    36 -> 29 ms of CPU; a one-stream selector reads the same 7k of 690k rows either way.
+    """
+    keys = ["stream_id", "metadata"] if metadata else ["stream_id"]
+    matchers = log_range.selector.matchers
+    conditions = [*time_window, *line_filters]
+    if not line_filters:
+        return _Entries(
+            select=exp.select("ts", *keys, _entry_value(node.op).as_("v"))
+            .from_("logs")
+            .where(exp.and_(*conditions)),
+            keys=keys,
+            by_stream=True,
+            streams=compile_stream_matchers(matchers).select("labels", copy=False),
+        )
+    matched = exp.column("stream_id").isin(query=compile_stream_matchers(matchers))
+    return _Entries(
+        select=exp.select("ts", *keys, _entry_value(node.op).as_("v"))
         .from_("logs")
-        .where(exp.and_(matched, *conditions))
+        .where(exp.and_(matched, *conditions)),
+        keys=keys,
+        by_stream=True,
     )
 
 
@@ -301,29 +330,49 @@ def _unwrapped(frame: Frame, unwrap: ast.Unwrap, value_of: ValueOf) -> Frame:
     """Entries with a value ``UNWRAPPED`` from the unwrapped label (missing or empty: no
     sample)."""
     raw = value_of(unwrap.label)
-    conversion = {
+    seconds = unwrap.conversion in (
+        ast.UnwrapConversion.DURATION,
+        ast.UnwrapConversion.DURATION_SECONDS,
+    )
+    convert = {
         None: float_of,
         ast.UnwrapConversion.BYTES: bytes_of,
-        ast.UnwrapConversion.DURATION: seconds_of,
-        ast.UnwrapConversion.DURATION_SECONDS: seconds_of,
-    }[unwrap.conversion](raw.copy())
-    converted = frame.next(
+        ast.UnwrapConversion.DURATION: nanoseconds_of,
+        ast.UnwrapConversion.DURATION_SECONDS: nanoseconds_of,
+    }[unwrap.conversion]
+    value = exp.column(UNWRAPPED)
+    present = sql(":r <> ''", r=raw.copy())
+    if seconds:
+        # The unit first, in a frame of its own: the duration's SQL reads it several times.
+        read = frame.next(where=present, extras={UNWRAPPED_UNIT: duration_unit_ns(raw.copy())})
+        conversion = nanoseconds_of(raw.copy(), exp.column(UNWRAPPED_UNIT))
+        read = read.next(extras={UNWRAPPED: conversion.value})
+    else:
+        conversion = convert(raw.copy())
+        read = frame.next(where=present, extras={UNWRAPPED: conversion.value})
+    # The conversion is computed once, in its own frame (durations in nanoseconds first);
+    # the value is then opaque to later filters, and the error columns read it.
+    if seconds:
+        read = read.next(extras={UNWRAPPED: seconds_from_nanoseconds(value.copy())})
+    # Its own frame, reading the column once: DuckDB merges projections, and would merge
+    # the conversion into a volatile expression, where it no longer shares repeated parts.
+    read = read.next(extras={UNWRAPPED: opaque(value.copy())})
+    failed = sql(":v IS NULL", v=value.copy())
+    converted = read.next(
         {
             ERROR: sql(
-                "CASE WHEN :v IS NULL THEN 'SampleExtractionErr' ELSE :error END",
-                v=conversion.value.copy(),
+                "CASE WHEN :f THEN 'SampleExtractionErr' ELSE :error END",
+                f=failed,
                 error=exp.column(ERROR),
             ),
             ERROR_DETAILS: sql(
-                "CASE WHEN :v IS NULL THEN :d ELSE :error_details END",
-                v=conversion.value.copy(),
+                "CASE WHEN :f THEN :d ELSE :error_details END",
+                f=failed.copy(),
                 d=conversion.error,
                 error_details=exp.column(ERROR_DETAILS),
             ),
         },
-        # One mention of the value: DuckDB inlines it into the filter once per mention.
-        where=sql(":r <> ''", r=raw.copy()),
-        extras={UNWRAPPED: sql("coalesce(:v, 0)", v=conversion.value.copy())},
+        extras={UNWRAPPED: sql("coalesce(:v, 0)", v=value.copy())},
     )
     for post in unwrap.post_filters:
         check = compile_label_filter(post, value_of)
@@ -349,16 +398,36 @@ def error_labels_probe(node: ast.RangeAggregation, *, grid: Grid) -> exp.Select:
     )
 
 
-def _bounds(grid: Grid, log_range: ast.LogRange) -> tuple[exp.Expr, exp.Expr]:
-    kmin = sql(
-        "greatest(CAST(ceil(CAST(ts - :b AS DOUBLE) / :s) AS BIGINT), 0)",
-        b=grid.start_plus(-log_range.offset_ns),
-        s=grid.step_ns,
+def _ceil_div(ts_minus: int, step: int, grid: Grid, floor_ns: int) -> exp.Expr:
+    """``ceil((ts - (start + ts_minus)) / step)`` in integers, for ``ts`` above
+    ``start + ts_minus - floor_ns`` (a double quotient can round across a step boundary
+    for entries a few nanoseconds from it). The numerator is shifted by whole steps to be
+    positive, where integer division rounds down:
+    ``ceil(x / s) = (x - 1 + n*s) // s - (n - 1)``.
+    """
+    shift = -(-floor_ns // step) + 1
+    return sql(
+        "(ts - :b) // :s - :n",
+        b=grid.start_plus(ts_minus - shift * step + 1),
+        s=step,
+        n=shift - 1,
     )
+
+
+def _bounds(grid: Grid, log_range: ast.LogRange) -> tuple[exp.Expr, exp.Expr]:
+    """The first and last steps whose window holds an entry at ``ts``: the window of step
+    ``k`` is ``(t_k - range - offset, t_k - offset]``; entries come from ``_time_window``."""
+    reach = log_range.range_ns
+    kmin = sql(
+        "greatest(:k, 0)",
+        k=_ceil_div(-log_range.offset_ns, grid.step_ns, grid, reach),
+    )
+    if log_range.range_ns == grid.step_ns:
+        # One window per entry: the last step is the first.
+        return kmin, kmin.copy()
     kmax = sql(
-        "least(CAST(ceil(CAST(ts - :b AS DOUBLE) / :s) AS BIGINT) - 1, :last)",
-        b=grid.start_plus(-log_range.offset_ns - log_range.range_ns),
-        s=grid.step_ns,
+        "least(:k - 1, :last)",
+        k=_ceil_div(-log_range.offset_ns - log_range.range_ns, grid.step_ns, grid, 0),
         last=grid.steps - 1,
     )
     return kmin, kmax
@@ -408,6 +477,9 @@ class _Entries:
     keys: list[str]
     labels: exp.Expr | None = None
     by_stream: bool = False
+    streams: exp.Select | None = None
+    """``by_stream`` entries of every stream: the matching streams (stream id, labels) the
+    aggregates are joined to."""
 
 
 def _aggregate(
@@ -428,36 +500,57 @@ def _aggregate(
     if node.op is R.QUANTILE_OVER_TIME and node.range.range_ns <= grid.step_ns:
         # Each entry falls in one window at most: the partial is already the quantile.
         partial, final = "quantile_cont(v, :phi)", "any_value(p)"
+    if entries.by_stream and node.op in (R.COUNT_OVER_TIME, R.RATE, R.ABSENT_OVER_TIME):
+        partial = "count(*)"  # every entry weighs 1
     keys: list[exp.Expr] = [exp.column(k) for k in entries.keys]
     if entries.keys == ["labels"]:
         keys = [grouped_labels(exp.column("labels"), group).as_("labels")]
-    placed = exp.select(
-        *keys, kmin.as_("kmin"), kmax.as_("kmax"), exp.column("ts"), exp.column("v")
-    ).from_(entries.select.subquery("e", copy=False))
+    # With range == step each entry has one window: its last step is its first.
+    single = node.range.range_ns == grid.step_ns
+    bounds = [kmin.as_("kmin")] if single else [kmin.as_("kmin"), kmax.as_("kmax")]
+    placed = exp.select(*keys, *bounds, exp.column("ts"), exp.column("v")).from_(
+        entries.select.subquery("e", copy=False)
+    )
     flags = (
         [sql("bool_or(:error IS NOT NULL)", error=exp.column(ERROR)).as_("bad")] if shared else []
     )
     carried = ["bad"] if shared else []
     placed = placed.select(exp.column(ERROR), copy=False) if shared else placed
+    last = exp.column("kmin").as_("kmax") if single else exp.column("kmax")
     partials = exp.select(
-        *entries.keys, "kmin", "kmax", sql(partial, phi=_phi(node)).as_("p"), *flags
+        *entries.keys, "kmin", last, sql(partial, phi=_phi(node)).as_("p"), *flags
     ).from_(placed.subquery("placed", copy=False), copy=False)
-    # Entries between two windows (range < step) belong to none. The filter stays when
-    # range >= step, where it always holds: DuckDB then keeps the pipeline's projections
-    # apart instead of merging them into one that parses each line once per use.
-    partials = partials.where(sql("kmin <= kmax"), copy=False)
-    partials = partials.group_by(*entries.keys, "kmin", "kmax", copy=False)
+    # Entries between two windows (range < step) belong to none. The filter stays for
+    # pipelines when range >= step, where it always holds: DuckDB then keeps the
+    # pipeline's projections apart instead of merging them into one that parses each line
+    # once per use.
+    if not entries.by_stream or node.range.range_ns < grid.step_ns:
+        partials = partials.where(sql("kmin >= 0" if single else "kmin <= kmax"), copy=False)
+    partials = partials.group_by(*entries.keys, "kmin", *([] if single else ["kmax"]), copy=False)
     if entries.by_stream:
         partials = (
             exp.select(
-                grouped_labels(sql(_STREAM_AND_METADATA_LABELS), group).as_("labels"),
+                grouped_labels(
+                    sql(
+                        _STREAM_AND_METADATA_LABELS
+                        if "metadata" in entries.keys
+                        else "list_sort(map_entries(streams.labels))"
+                    ),
+                    group,
+                ).as_("labels"),
                 "kmin",
                 "kmax",
                 "p",
                 *carried,
             )
             .from_(partials.subquery("by_stream", copy=False), copy=False)
-            .join("streams", on=sql("by_stream.stream_id = streams.stream_id"), copy=False)
+            .join(
+                entries.streams.subquery("streams", copy=False)
+                if entries.streams is not None
+                else exp.to_table("streams"),
+                on=sql("by_stream.stream_id = streams.stream_id"),
+                copy=False,
+            )
         )
     elif entries.labels is not None:
         partials = exp.select(entries.labels.as_("labels"), "kmin", "kmax", "p", *carried).from_(
@@ -466,7 +559,8 @@ def _aggregate(
     cte: exp.Select | None = None
     if shared:
         cte, partials = partials, exp.select("*").from_(shared)
-    spread = exp.select("labels", sql("unnest(range(kmin, kmax + 1))").as_("k"), "p").from_(
+    steps = exp.column("kmin") if single else sql("unnest(range(kmin, kmax + 1))")
+    spread = exp.select("labels", steps.as_("k"), "p").from_(
         partials.subquery("partials", copy=False)
     )
     phi = node.param if node.param is not None else 0.0

@@ -19,6 +19,7 @@ from logql_to_sql.sql.dialect import (
     UDF_IP_MATCH,
     UDF_TEMPLATE,
     contains,
+    opaque,
     query_id,
     regex_search,
     sql,
@@ -27,8 +28,6 @@ from logql_to_sql.sql.frame import (
     BASE_NAMES,
     ERROR,
     ERROR_DETAILS,
-    JSON_LOOKUP,
-    JSON_PARTIAL,
     LABELS,
     LINE,
     PARSE_DETAILS,
@@ -205,6 +204,10 @@ class StageCompiler:
 
     PARSERS: ClassVar[dict[type, Callable[..., Parsed]]] = {}
 
+    def __init__(self, *, opaque: bool = True) -> None:
+        # Parsed labels hidden from DuckDB's filter pushdown (``dialect.opaque``).
+        self.opaque = opaque
+
     def visit(self, frame: Frame, stage: ast.Stage, needed: Needed) -> Frame:
         method = getattr(self, f"visit_{type(stage).__name__}", None)
         if method is None:
@@ -364,6 +367,10 @@ class StageCompiler:
     # parsers -------------------------------------------------------------------------
 
     def _merge(self, frame: Frame, parsed: Parsed, line: exp.Expr | None = None) -> Frame:
+        carried: dict[str, exp.Expr] = {}
+        for step in parsed.steps:
+            carried = {**{name: exp.column(name) for name in carried}, **step}
+            frame = frame.next(extras=carried)
         entries = parsed.entries
         if parsed.skip_empty_base:
             entries = sql(
@@ -393,6 +400,15 @@ class StageCompiler:
                 PARSE_DETAILS: exp.column(PARSE_DETAILS),
             }
         )
+        if self.opaque:
+            # A frame of its own that makes the parsed labels opaque to the filters after it.
+            fresh = fresh.next(
+                extras={
+                    PARSED_ENTRIES: opaque(exp.column(PARSED_ENTRIES)),
+                    PARSE_ERROR: exp.column(PARSE_ERROR),
+                    PARSE_DETAILS: exp.column(PARSE_DETAILS),
+                }
+            )
         return fresh.next(
             {
                 LABELS: with_entries(exp.column(LABELS), exp.column(PARSED_ENTRIES)),
@@ -412,9 +428,7 @@ class StageCompiler:
         if needed is None:
             return self._merge(frame, json_all())
         keys = _source_keys(needed)
-        hinted = json_hinted(keys)
-        staged = frame.next(extras={JSON_LOOKUP: hinted.lookup, JSON_PARTIAL: hinted.partial})
-        return self._merge(staged, hinted.parsed)
+        return self._merge(frame, json_hinted(keys))
 
     def visit_LogfmtParser(self, frame: Frame, stage: ast.LogfmtParser, needed: Needed) -> Frame:
         if needed is None or stage.extractions or stage.strict:

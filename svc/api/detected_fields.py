@@ -77,17 +77,25 @@ async def _scan(request: Request[Any, Any, Any]) -> _Scan:
     return _Scan(entries, limit)
 
 
+def _with_limit(body: dict[str, Any], found: list[Any], limit: int) -> dict[str, Any]:
+    """The reference sets ``limit`` only when something was found ("otherwise all they get
+    is the field limit"), placed as its response struct orders it: fields, limit, values."""
+    if not found:
+        return body
+    ordered = {k: v for k, v in body.items() if k == "fields"}
+    return {**ordered, "limit": limit, **{k: v for k, v in body.items() if k != "fields"}}
+
+
 async def _fields(request: Request[Any, Any, Any]) -> Response[bytes]:
     scan = await _scan(request)
-    fields = detect_fields(scan.entries, scan.limit)
-    return json_response({"fields": [f.record() for f in fields], "limit": scan.limit})
+    fields = [f.record() for f in detect_fields(scan.entries, scan.limit)]
+    return json_response(_with_limit({"fields": fields}, fields, scan.limit))
 
 
 async def _values(request: Request[Any, Any, Any], name: FromPath[str]) -> Response[bytes]:
     scan = await _scan(request)
-    return json_response(
-        {"values": field_values(scan.entries, name, scan.limit), "limit": scan.limit}
-    )
+    values = field_values(scan.entries, name, scan.limit)
+    return json_response(_with_limit({"values": values}, values, scan.limit))
 
 
 @get(api_paths("/detected_fields"))

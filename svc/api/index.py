@@ -132,8 +132,6 @@ def _target_labels(params: Params) -> tuple[str, ...]:
 async def _volume(request: Request[Any, Any, Any], *, ranged: bool) -> Response[bytes]:
     rt = runtime(request)
     tenants = _tenants(rt, request)
-    if len(tenants) > 1:
-        raise BadRequestError("multi-tenant queries are not supported by this endpoint yet")
     params = await request_params(request)
     limit = limit_param(params, default=DEFAULT_VOLUME_LIMIT, zero_is_default=True)
     window: TimeRange | None = None
@@ -158,7 +156,7 @@ async def _volume(request: Request[Any, Any, Any], *, ranged: bool) -> Response[
         aggregate_by_series=by_series,
     )
     rt.require_ready()
-    result = await rt.engine.call(run_volume, tenants[0], volume_request)
+    result = await rt.engine.call(run_volume, tenants, volume_request)
     return json_response(volume_payload(result))
 
 

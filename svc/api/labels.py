@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from litestar import Request, Response, get, post
@@ -10,11 +11,14 @@ from litestar.params import FromPath
 import logql_to_sql
 from logql_to_sql import ast
 from svc.api.common import api_paths, org_header, request_params, runtime
-from svc.api.params import Params, TimeRange, range_params
+from svc.api.params import TimeRange, range_params
 from svc.api.responses import json_response
 from svc.errors import BadRequestError
+from svc.ingest.labels import label_key
 from svc.query.series import label_names, label_values, matching_streams
+from svc.query.tenants import TENANT_LABEL
 from svc.runtime import Runtime
+from svc.storage.streams import StreamInfo
 
 __all__ = ["label_values_handler", "labels", "series", "series_post"]
 
@@ -29,9 +33,21 @@ def _selector(text: str) -> tuple[ast.Matcher, ...]:
     return expr.selector.matchers
 
 
-async def _streams(
-    request: Request[Any, Any, Any], selectors: list[str] | None = None
-) -> tuple[Runtime, Params, list[Any]]:
+@dataclass
+class _Found:
+    """The streams a metadata request matched, per tenant (in the header's order)."""
+
+    runtime: Runtime
+    tenants: tuple[str, ...]
+    by_tenant: list[list[StreamInfo]]
+
+    @property
+    def streams(self) -> list[StreamInfo]:
+        """Every tenant's streams."""
+        return [info for streams in self.by_tenant for info in streams]
+
+
+async def _streams(request: Request[Any, Any, Any], selectors: list[str] | None = None) -> _Found:
     rt = runtime(request)
     tenants = rt.resolver.for_query(org_header(request))
     params = await request_params(request)
@@ -41,12 +57,12 @@ async def _streams(
         selectors = [query] if query else []
     parsed = [_selector(text) for text in dict.fromkeys(selectors)]
     rt.require_ready()
-    streams = []
+    by_tenant = []
     for tenant in tenants:
-        streams += await rt.engine.call(
-            matching_streams, tenant, parsed, window.start_ns, window.end_ns
+        by_tenant.append(
+            await rt.engine.call(matching_streams, tenant, parsed, window.start_ns, window.end_ns)
         )
-    return rt, params, streams
+    return _Found(rt, tenants, by_tenant)
 
 
 def _list_response(values: list[str]) -> Response[bytes]:
@@ -57,18 +73,25 @@ def _list_response(values: list[str]) -> Response[bytes]:
 
 @get(api_paths("/labels"))
 async def labels(request: Request[Any, Any, Any]) -> Response[bytes]:
-    """Label names of the streams with data in the window."""
-    _, _, streams = await _streams(request)
-    return _list_response(label_names(streams))
+    """Label names of the streams with data in the window; across tenants, also
+    ``__tenant_id__`` (as the reference's multi-tenant querier adds it)."""
+    found = await _streams(request)
+    names = label_names(found.streams)
+    if len(found.tenants) > 1:
+        names = sorted({*names, TENANT_LABEL})
+    return _list_response(names)
 
 
 @get(api_paths("/label/{name:str}/values"))
 async def label_values_handler(
     request: Request[Any, Any, Any], name: FromPath[str]
 ) -> Response[bytes]:
-    """Values of one label over the streams with data in the window."""
-    _, _, streams = await _streams(request)
-    return _list_response(label_values(streams, name))
+    """Values of one label over the streams with data in the window. With multi-tenant
+    queries enabled, ``__tenant_id__``'s values are the queried tenants."""
+    found = await _streams(request)
+    if name == TENANT_LABEL and found.runtime.resolver.multi_tenant_queries:
+        return _list_response(sorted(found.tenants))
+    return _list_response(label_values(found.streams, name))
 
 
 async def _series(request: Request[Any, Any, Any]) -> Response[bytes]:
@@ -76,9 +99,18 @@ async def _series(request: Request[Any, Any, Any]) -> Response[bytes]:
     matches = params.getall("match[]") + params.getall("match")
     if not matches:
         raise BadRequestError("at least one match[] argument must be provided")
-    _, _, streams = await _streams(request, matches)
-    ordered = sorted(streams, key=lambda info: info.key.encode())
-    return json_response({"status": "success", "data": [dict(s.labels) for s in ordered]})
+    found = await _streams(request, matches)
+    series: set[tuple[tuple[str, str], ...]] = set()
+    for tenant, streams in zip(found.tenants, found.by_tenant, strict=True):
+        for info in streams:
+            labels = dict(info.labels)
+            # Across tenants each series names its tenant (one that already has the label
+            # keeps its own value, as the reference's multi-tenant querier does).
+            if len(found.tenants) > 1 and not labels.get(TENANT_LABEL):
+                labels[TENANT_LABEL] = tenant
+            series.add(tuple(sorted(labels.items())))
+    ordered = sorted(series, key=lambda labels: label_key(labels).encode())
+    return json_response({"status": "success", "data": [dict(labels) for labels in ordered]})
 
 
 @get(api_paths("/series", "/api/prom/series"))

@@ -95,16 +95,17 @@ async def otlp_logs(request: Request[Any, Any, Any]) -> Response[bytes]:
             return blocked
         return _status_response(blocked.content.decode(), status, json=_is_json(request))
     rt.require_ready()
-    body = await read_body(request, rt.limits)
-    content_type = request.headers.get("content-type")
-    streams = decode_otlp(
-        body,
-        content_type=content_type,
-        content_encoding=request.headers.get("content-encoding"),
-        limits=rt.limits,
-        now_ns=time.time_ns(),
-        promoted_resource_attributes=promoted_resource_attributes(rt.config, tenant),
-    )
-    await rt.store.push(tenant, streams)
+    async with rt.store.admission():  # bounded buffering, backpressure
+        body = await read_body(request, rt.limits)
+        content_type = request.headers.get("content-type")
+        streams = decode_otlp(
+            body,
+            content_type=content_type,
+            content_encoding=request.headers.get("content-encoding"),
+            limits=rt.limits,
+            now_ns=time.time_ns(),
+            promoted_resource_attributes=promoted_resource_attributes(rt.config, tenant),
+        )
+        await rt.store.push(tenant, streams)
     payload, media_type = encode_otlp_response(content_type)
     return Response(payload, status_code=200, media_type=media_type)

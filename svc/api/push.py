@@ -60,15 +60,16 @@ async def push(request: Request[Any, Any, Any]) -> Response[bytes]:
     if blocked is not None:
         return blocked
     rt.require_ready()
-    body = await read_body(request, rt.limits)
-    streams = decode_push(
-        body,
-        content_type=request.headers.get("content-type"),
-        content_encoding=request.headers.get("content-encoding"),
-        limits=rt.limits,
-        now_ns=time.time_ns(),
-        # As the reference, only the deprecated path takes the legacy JSON format.
-        legacy=request.url.path == LEGACY_PUSH_PATH,
-    )
-    await rt.store.push(tenant, streams)
+    async with rt.store.admission():  # bounded buffering, backpressure
+        body = await read_body(request, rt.limits)
+        streams = decode_push(
+            body,
+            content_type=request.headers.get("content-type"),
+            content_encoding=request.headers.get("content-encoding"),
+            limits=rt.limits,
+            now_ns=time.time_ns(),
+            # As the reference, only the deprecated path takes the legacy JSON format.
+            legacy=request.url.path == LEGACY_PUSH_PATH,
+        )
+        await rt.store.push(tenant, streams)
     return Response(b"", status_code=204)

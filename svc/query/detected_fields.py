@@ -268,6 +268,11 @@ def _line_parsers_sql() -> str:
     """Per line: ``| json`` entries and error, and ``| logfmt`` entries (DuckDB SQL)."""
     parsed_json = json_all()
     parsed_logfmt = logfmt(ast.LogfmtParser())
+    source = exp.select("*").from_("lines")
+    for step in (*parsed_json.steps, *parsed_logfmt.steps):
+        source = exp.select("*", *(e.as_(name) for name, e in step.items())).from_(
+            source.subquery("s")
+        )
     select = (
         exp.select(
             exp.column("i"),
@@ -275,7 +280,7 @@ def _line_parsers_sql() -> str:
             parsed_json.error.as_("json_error"),
             parsed_logfmt.entries.as_("logfmt_fields"),
         )
-        .from_("lines")
+        .from_(source.subquery("parsed"))
         .order_by("i")
     )
     return select.sql(dialect=DIALECT)

@@ -34,6 +34,7 @@ from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import BadRequestError, GatewayTimeoutError
 from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
 from svc.query.deletes import visible_rows_sql
+from svc.query.file_metadata import NO_METADATA, file_has_metadata, table_has_metadata
 from svc.query.scan_pieces import WINDOW_ROWS, next_group, pieces
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
@@ -282,7 +283,8 @@ class QueryEngine:
                 query_chars=self.template_query_chars,
             ) as context:
                 sql = self.bound_sql(select, view, cursor)
-                cursor.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
+                if QUERY_VARIABLE in sql:  # only the engine's functions read it
+                    cursor.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
                 result = self._run(cursor, sql, context, remaining)
         finally:
             cursor.close()
@@ -382,15 +384,23 @@ class QueryEngine:
         """
         stream_id = f"xor(stream_id, {int(mask)}) AS stream_id" if mask else "stream_id"
         columns = f"ts, {stream_id}, line, metadata"
+        bare = f"ts, {stream_id}, line, {NO_METADATA}"
         parts = []
-        if view.files:
-            files = ", ".join(_sql_string(path) for path in view.paths)
-            window = ""
-            if view.window is not None:  # row-group statistics skip the rest of the file
-                window = f" WHERE ts BETWEEN {int(view.window[0])} AND {int(view.window[1])}"
-            parts.append(f"SELECT {columns} FROM read_parquet([{files}]){window}")
+        window = ""
+        if view.window is not None:  # row-group statistics skip the rest of the file
+            window = f" WHERE ts BETWEEN {int(view.window[0])} AND {int(view.window[1])}"
+        # Files without any metadata are read apart: their metadata column is not read.
+        paths: dict[bool, list[str]] = {True: [], False: []}
+        for path in view.paths:
+            paths[file_has_metadata(path)].append(path)
+        for has_metadata, group in paths.items():
+            if group:
+                files = ", ".join(_sql_string(path) for path in group)
+                chosen = columns if has_metadata else bare
+                parts.append(f"SELECT {chosen} FROM read_parquet([{files}]){window}")
         for table in view.head_tables:
-            parts.append(f"SELECT {columns} FROM {self._register(cursor, table)}")
+            chosen = columns if table_has_metadata(table) else bare
+            parts.append(f"SELECT {chosen} FROM {self._register(cursor, table)}")
         if not parts and not mask:
             name = self._register(cursor, HEAD_SCHEMA.empty_table())
             parts.append(f"SELECT {columns} FROM {name}")

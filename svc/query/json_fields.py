@@ -12,18 +12,23 @@ not valid JSON keeps the fields read before the syntax error (the SQL sets the e
 from __future__ import annotations
 
 import json
-import re
-from functools import lru_cache
-from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, NoReturn
 
 import pyarrow as pa
 
-from logql_to_sql import sanitize
 from svc.model import Labels
+from svc.query.json_object import field_name, path_value, walk_object
 from svc.query.streams import merge_metadata
 
-__all__ = ["FIELDS_TYPE", "json_fields", "json_fields_batch", "json_result_labels"]
+__all__ = [
+    "FIELDS_TYPE",
+    "json_errors_batch",
+    "json_fields",
+    "json_fields_and_error",
+    "json_fields_batch",
+    "json_paths_batch",
+    "json_result_labels",
+]
 
 FIELDS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
 
@@ -42,82 +47,65 @@ def _reject_constant(name: str) -> NoReturn:
 _DECODER = json.JSONDecoder(
     parse_float=str, parse_int=str, parse_constant=_reject_constant, object_pairs_hook=tuple
 )
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-@lru_cache(maxsize=4096)
-def _name(key: str) -> str:
-    return sanitize(key)
 
 
 def json_fields(line: str) -> Fields:
     """The flattened fields of ``line`` (nothing when it is not a JSON object)."""
-    out: Fields = []
-    try:
-        value = _DECODER.decode(line)
-    except (ValueError, RecursionError):
-        _partial_object(line, out)
-    else:
-        if isinstance(value, tuple):
-            _flatten(value, "", out)
-    if "\\u" in line:
-        out = [(_valid_text(k), _valid_text(v)) for k, v in out]
-    return out
+    return json_fields_and_error(line)[0]
+
+
+def json_fields_and_error(line: str) -> tuple[Fields, str | None]:
+    """The fields ``| json`` reads from ``line`` and the error details it sets (None when
+    none). Well-formed lines are read by the standard decoder; the others (and those with
+    ``\\u`` escapes or U+FFFD, where the reference's unescaping differs) are walked as
+    the reference does (``json_object``)."""
+    if "\\u" not in line and "\ufffd" not in line:
+        try:
+            value = _DECODER.decode(line)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            if isinstance(value, tuple):
+                out: Fields = []
+                _flatten(value, "", out)
+                return out, None
+    return walk_object(line)
 
 
 def _flatten(pairs: tuple[tuple[str, Any], ...], prefix: str, out: Fields) -> None:
     for key, value in pairs:
-        if isinstance(value, str):
-            out.append((_name(prefix + key), value))
-        elif isinstance(value, tuple):
-            _flatten(value, prefix + key + "_", out)
+        name = field_name(prefix, key)
+        if isinstance(value, tuple):
+            _flatten(value, name, out)
+        elif not name:
+            continue
+        elif isinstance(value, str):
+            out.append((name, value))
         elif value is True:
-            out.append((_name(prefix + key), "true"))
+            out.append((name, "true"))
         elif value is False:
-            out.append((_name(prefix + key), "false"))
+            out.append((name, "false"))
 
 
-def _partial_object(line: str, out: Fields) -> None:
-    """Fields of a malformed object line up to its first syntax error."""
-    index = _WHITESPACE.match(line, 0).end()  # type: ignore[union-attr]
-    if line[index : index + 1] == "{":
-        try:
-            _object_members(line, index + 1, "", out)
-        except (ValueError, IndexError, RecursionError):
-            return
+def json_paths_batch(
+    lines: pa.Array | pa.ChunkedArray, paths: pa.Array | pa.ChunkedArray
+) -> pa.Array:
+    """``path_value`` of each line and path."""
+    return pa.array(
+        [
+            None if line is None or path is None else path_value(line, path)
+            for line, path in zip(lines.to_pylist(), paths.to_pylist(), strict=True)
+        ],
+        pa.string(),
+    )
 
 
-def _object_members(line: str, index: int, prefix: str, out: Fields) -> int:
-    """Read the members of an object whose ``{`` ends before ``index``; return the index
-    after its ``}``. Raises at the first syntax error, with the fields before it in ``out``."""
-    index = _WHITESPACE.match(line, index).end()  # type: ignore[union-attr]
-    if line[index] == "}":
-        return index + 1
-    while True:
-        if line[index] != '"':
-            raise ValueError("expected a member name")
-        key, index = scanstring(line, index + 1, True)
-        index = _WHITESPACE.match(line, index).end()  # type: ignore[union-attr]
-        if line[index] != ":":
-            raise ValueError("expected ':'")
-        index = _WHITESPACE.match(line, index + 1).end()  # type: ignore[union-attr]
-        if line[index] == "{":
-            index = _object_members(line, index + 1, prefix + key + "_", out)
-        else:
-            value, index = _DECODER.raw_decode(line, index)
-            _flatten(((key, value),), prefix, out)
-        index = _WHITESPACE.match(line, index).end()  # type: ignore[union-attr]
-        if line[index] == "}":
-            return index + 1
-        if line[index] != ",":
-            raise ValueError("expected ',' or '}'")
-        index = _WHITESPACE.match(line, index + 1).end()  # type: ignore[union-attr]
-
-
-def _valid_text(text: str) -> str:
-    """Unpaired surrogates from ``\\u`` escapes become U+FFFD, as Go decodes them."""
-    return _SURROGATE.sub("\ufffd", text)
+def json_errors_batch(lines: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """The error details ``| json`` sets on each line (NULL when none)."""
+    return pa.array(
+        [None if line is None else json_fields_and_error(line)[1] for line in lines.to_pylist()],
+        pa.string(),
+    )
 
 
 def json_fields_batch(lines: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -20,6 +20,7 @@ from logql_to_sql import DIALECT, Grid, MetricPlan, ast, compile_metric_query
 from svc.errors import BadRequestError
 from svc.model import Labels, label_key
 from svc.query.engine import QueryEngine, ScanStats
+from svc.query.file_metadata import view_has_metadata
 from svc.query.plan_cache import START, mentions_stand_in, with_range
 
 __all__ = [
@@ -73,10 +74,10 @@ def run_metric_query(
     instant: bool,
 ) -> tuple[MetricResult, ScanStats]:
     """Evaluate ``expr`` on ``grid`` for ``tenant``; raise 400 on pipeline errors."""
-    plan = _plan(expr, grid)
     lookback = _max_lookback(expr)
     tenants = (tenant,) if isinstance(tenant, str) else tenant
     view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1)
+    plan = _plan(expr, grid, metadata=view_has_metadata(view))
     stats = ScanStats()
     _count_scan(stats, view)
     if not instant and _uses_approx_topk(expr):
@@ -87,13 +88,16 @@ def run_metric_query(
             text = with_range(text, grid.start_ns)
         return engine.execute(text, view, stats)
 
-    for check, message in plan.checks:
-        if run(check).num_rows:
-            raise BadRequestError(message)
     for probe, labels_probe in plan.error_probes:
         if run(probe).num_rows:
             raise BadRequestError(_pipeline_error(run(labels_probe)))
     table = run(plan.select)
+    if "failed_check" in table.column_names:
+        # A matching error is reported before a pipeline error (the reference reports
+        # whichever it meets first, step by step; both are 400s).
+        failed_check = pc.min(table["failed_check"]).as_py()
+        if failed_check is not None:
+            raise BadRequestError(plan.source.check_messages[failed_check])
     if "error" in table.column_names:
         failed = table.filter(pc.is_valid(table["error"]))
         if failed.num_rows:
@@ -117,25 +121,25 @@ class _RenderedPlan:
 
     source: MetricPlan
     select: str
-    checks: tuple[tuple[str, str], ...]
     error_probes: tuple[tuple[str, str], ...]
     stand_in: bool
     """Compiled with the stand-in start (cached): each run puts its own start in. A plan
     compiled for its grid is run as it is: its text may hold the stand-in's digits."""
 
 
-def _plan(expr: ast.MetricExpr, grid: Grid) -> _RenderedPlan:
-    """The rendered plan of ``expr`` on ``grid``: compiled once per expression, step and
-    number of steps, with the start put in by ``with_range`` at each run."""
+def _plan(expr: ast.MetricExpr, grid: Grid, *, metadata: bool) -> _RenderedPlan:
+    """The rendered plan of ``expr`` on ``grid``: compiled once per expression, step,
+    number of steps and whether the data has structured metadata, with the start put in by
+    ``with_range`` at each run."""
     if mentions_stand_in(expr):  # compiled for this grid, not reusable
-        return _rendered(compile_metric_query(expr, grid=grid), stand_in=False)
-    return _cached_plan(expr, grid.step_ns, grid.steps)
+        return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata), stand_in=False)
+    return _cached_plan(expr, grid.step_ns, grid.steps, metadata)
 
 
 @lru_cache(maxsize=256)
-def _cached_plan(expr: ast.MetricExpr, step_ns: int, steps: int) -> _RenderedPlan:
+def _cached_plan(expr: ast.MetricExpr, step_ns: int, steps: int, metadata: bool) -> _RenderedPlan:
     grid = Grid(start_ns=START, step_ns=step_ns, steps=steps)
-    return _rendered(compile_metric_query(expr, grid=grid), stand_in=True)
+    return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata), stand_in=True)
 
 
 def _rendered(plan: MetricPlan, *, stand_in: bool) -> _RenderedPlan:
@@ -145,7 +149,6 @@ def _rendered(plan: MetricPlan, *, stand_in: bool) -> _RenderedPlan:
     return _RenderedPlan(
         plan,
         text(plan.select),
-        tuple((text(check), message) for check, message in plan.checks),
         tuple((text(probe), text(labels)) for probe, labels in plan.error_probes),
         stand_in,
     )

@@ -4,7 +4,10 @@
 ``pattern`` (one address, a CIDR or an ``a-b`` range), as the ``ip()`` filters scan
 (LOGQL.md 5.2). ``logql_json_fields(line, query)``: ``| json``'s fields (``json_fields``).
 ``logql_template(template, kind, labels, line, ts, query)``: a Go template's
-output or error, for ``line_format`` and ``label_format``.
+output or error, for ``line_format`` and ``label_format``. ``logql_parse_value(kind,
+text, query)``: a label value read as Go reads numbers, durations and sizes (``go_values``).
+``logql_json_error(line, query)`` and ``logql_json_path(line, path, query)``: ``| json``'s
+error details and the text of a path's value, as the reference's JSON library gives them.
 
 ``query`` is the id of the running query (:mod:`svc.query.context`): the functions work in
 slices of :data:`_SLICE_ROWS` rows and check the query's deadline between them, and
@@ -26,9 +29,18 @@ from duckdb.func import FunctionNullHandling, PythonUDFType
 
 from gocompat.template import Template, TemplateError, parse_template
 from gocompat.template.limits import OutputTooLarge, render_limits
-from logql_to_sql import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_JSON_PARTIAL, UDF_TEMPLATE
+from logql_to_sql import (
+    UDF_IP_MATCH,
+    UDF_JSON_ERROR,
+    UDF_JSON_FIELDS,
+    UDF_JSON_PARTIAL,
+    UDF_JSON_PATH,
+    UDF_PARSE_VALUE,
+    UDF_TEMPLATE,
+)
 from svc.query.context import QueryContext, line_too_large, lookup
-from svc.query.json_fields import json_fields_batch
+from svc.query.go_values import VALUE_TYPE, parse_values_batch
+from svc.query.json_fields import json_errors_batch, json_fields_batch, json_paths_batch
 from svc.query.template_batch import render_batch
 
 __all__ = ["find_addresses", "ip_predicate", "register_udfs"]
@@ -140,14 +152,49 @@ def _render_slice(
 
 
 def _json_fields(lines: pa.ChunkedArray, query_ids: pa.ChunkedArray) -> pa.Array:
+    return _in_slices(json_fields_batch, lines.combine_chunks(), query_ids)
+
+
+def _in_slices(
+    function: Callable[..., pa.Array],
+    rows: pa.Array,
+    query_ids: pa.ChunkedArray,
+    *arguments: pa.Array,
+) -> pa.Array:
+    """``function(rows, *arguments)`` slice by slice, checking the query's deadline between."""
     context = lookup(query_ids[0].as_py() if len(query_ids) else None)
-    rows = lines.combine_chunks()
-    parts = []
-    for start in range(0, len(rows), _SLICE_ROWS):
+    if context is None or len(rows) <= _SLICE_ROWS:
         if context is not None:
             context.check()
-        parts.append(json_fields_batch(rows[start : start + _SLICE_ROWS]))
-    return pa.concat_arrays(parts) if parts else json_fields_batch(rows)
+        return function(rows, *arguments)
+    parts = []
+    for start in range(0, len(rows), _SLICE_ROWS):
+        context.check()
+        end = start + _SLICE_ROWS
+        parts.append(function(rows[start:end], *(a[start:end] for a in arguments)))
+    return pa.concat_arrays(parts)
+
+
+def _json_errors(lines: pa.ChunkedArray, query_ids: pa.ChunkedArray) -> pa.Array:
+    return _in_slices(json_errors_batch, lines.combine_chunks(), query_ids)
+
+
+def _json_paths(
+    lines: pa.ChunkedArray, paths: pa.ChunkedArray, query_ids: pa.ChunkedArray
+) -> pa.Array:
+    return _in_slices(json_paths_batch, lines.combine_chunks(), query_ids, paths.combine_chunks())
+
+
+def _parse_values(
+    kinds: pa.ChunkedArray, texts: pa.ChunkedArray, query_ids: pa.ChunkedArray
+) -> pa.Array:
+    # Arguments swapped so that the texts are sliced first; the kind is one constant.
+    return _in_slices(
+        lambda text_rows, kind_rows: parse_values_batch(kind_rows, text_rows),
+        texts.combine_chunks(),
+        query_ids,
+        kinds.combine_chunks(),
+    )
 
 
 @lru_cache(maxsize=256)
@@ -175,6 +222,30 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
         # Volatile to DuckDB: it then computes the fields once where the SQL does, instead
         # of inlining the call into each later use when it merges projections.
         side_effects=True,
+    )
+    connection.create_function(
+        UDF_JSON_ERROR,
+        _json_errors,
+        ["VARCHAR", "VARCHAR"],
+        "VARCHAR",
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
+    )
+    connection.create_function(
+        UDF_JSON_PATH,
+        _json_paths,
+        ["VARCHAR", "VARCHAR", "VARCHAR"],
+        "VARCHAR",
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
+    )
+    connection.create_function(
+        UDF_PARSE_VALUE,
+        _parse_values,
+        ["VARCHAR", "VARCHAR", "VARCHAR"],
+        VALUE_TYPE,
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
     )
     connection.create_function(
         UDF_JSON_PARTIAL,

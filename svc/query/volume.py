@@ -59,27 +59,34 @@ class VolumeResult:
     series: list[VolumeSeries]
 
 
-def run_volume(engine: QueryEngine, tenant: str, request: VolumeRequest) -> VolumeResult:
-    """Volume of the streams matching the request's matchers, per bucket and name."""
+def run_volume(
+    engine: QueryEngine, tenants: str | tuple[str, ...], request: VolumeRequest
+) -> VolumeResult:
+    """Volume of the streams matching the request's matchers, per bucket and name. Across
+    several tenants each tenant's volumes are computed alone and merged; series carry the
+    tenant as ``__tenant_id__``."""
+    tenants = (tenants,) if isinstance(tenants, str) else tenants
     matchers = request.matchers
-    streams = matching_streams(
-        engine, tenant, [matchers] if matchers else [], request.start_ns, request.end_ns
-    )
-    by_id = {info.stream_id: info for info in streams}
-    report = stream_usage(
-        engine.store, tenant, streams, request.start_ns, request.end_ns, request.step_ns
-    )
-    correct_usage(
-        engine, tenant, report, streams, request.start_ns, request.end_ns, request.step_ns
-    )
     buckets: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     labels_by_name: dict[str, Labels] = {}
-    for (stream_id, bucket), usage in report.usage.items():
-        if usage.entries == 0:
-            continue
-        for name, labels in _names(by_id[stream_id], request):
-            buckets[bucket][name] += usage.bytes
-            labels_by_name[name] = labels
+    for tenant in tenants:
+        streams = matching_streams(
+            engine, tenant, [matchers] if matchers else [], request.start_ns, request.end_ns
+        )
+        by_id = {info.stream_id: info for info in streams}
+        report = stream_usage(
+            engine.store, tenant, streams, request.start_ns, request.end_ns, request.step_ns
+        )
+        correct_usage(
+            engine, tenant, report, streams, request.start_ns, request.end_ns, request.step_ns
+        )
+        marked = tenant if len(tenants) > 1 else None
+        for (stream_id, bucket), usage in report.usage.items():
+            if usage.entries == 0:
+                continue
+            for name, labels in _names(by_id[stream_id], request, marked):
+                buckets[bucket][name] += usage.bytes
+                labels_by_name[name] = labels
     series: dict[str, VolumeSeries] = {}
     for bucket, volumes in buckets.items():
         stamp = _bucket_end_ms(bucket, request)
@@ -108,10 +115,15 @@ def _aggregated(info: StreamInfo, request: VolumeRequest) -> Labels:
     return tuple((k, v) for k, v in info.labels if k in names)
 
 
-def _names(info: StreamInfo, request: VolumeRequest) -> list[tuple[str, Labels]]:
-    """The names a stream's volume is credited to, with the labels each stands for."""
+def _names(
+    info: StreamInfo, request: VolumeRequest, tenant: str | None
+) -> list[tuple[str, Labels]]:
+    """The names a stream's volume is credited to, with the labels each stands for
+    (series of a multi-tenant request name their ``tenant``)."""
     if request.aggregate_by_series:
         labels = _aggregated(info, request)
+        if tenant is not None:
+            labels = tuple(sorted({**dict(labels), TENANT_LABEL: tenant}.items()))
         return [(label_key(labels), labels)]
     if request.target_labels:
         wanted = set(request.target_labels)

@@ -59,6 +59,25 @@ class Head:
             head = self.tenants.get(tenant)
             return None if head is None else head.as_table()
 
+    def compact(self) -> None:
+        """Make each tenant's rows one contiguous table and drop the per-push batches.
+
+        The flush sorts and slices contiguous tables: combining them in place, instead of
+        next to the batches, holds one copy of the head in memory rather than two (a query
+        still reading the batches keeps only those alive, until it ends).
+        """
+        with self.lock:
+            tenants = list(self.tenants.values())
+        for tenant in tenants:
+            with self.lock:
+                table = tenant.as_table()
+            if any(column.num_chunks > 1 for column in table.columns):
+                table = table.combine_chunks()
+            with self.lock:
+                if tenant.rows == table.num_rows:  # nothing was appended meanwhile
+                    tenant.batches = table.to_batches()
+                    tenant.table = table
+
     def age_seconds(self) -> float:
         """Seconds since this head was started."""
         return time.monotonic() - self.created

@@ -17,13 +17,15 @@ and the query runs again without it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import logging
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable
+import weakref
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +64,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# Pushes read, decoded and written at once. Decoding holds the GIL: more of them at a time
+# only holds more bodies and decoded rows in memory (two still share a WAL sync).
+PUSHES_IN_FLIGHT = 2
 
 
 class IngesterShuttingDownError(ServiceError):
@@ -176,6 +182,11 @@ class Store:
         self._flushing: list[_Flushing] = []
         self._view_lock = threading.Lock()
         self._flush_lock = threading.Lock()
+        self._flushed = threading.Condition()
+        self._writing = False  # a flush is writing a head out (not: a failed head lingers)
+        self._admitted: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
         self._quarantine_lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -324,6 +335,7 @@ class Store:
         if not streams:
             return
         self.disk_guard.check()
+        await self.wait_for_room()
         prepared = _prepare(streams)
         payload = _encode_record(WalRecord(tenant, streams))
         await self.wal.append(payload, lambda: self._apply(tenant, prepared))
@@ -333,6 +345,39 @@ class Store:
             listener(tenant, prepared.batch)
         if self.head.line_bytes >= self.settings.head_max_bytes:
             self._wake.set()
+
+    @contextlib.asynccontextmanager
+    async def admission(self) -> AsyncIterator[None]:
+        """Bounded request buffering: at most ``PUSHES_IN_FLIGHT`` pushes are read, decoded
+        and written at a time, each once the head has room (``wait_for_room``). The HTTP
+        handlers enter it before reading a body, so that waiting requests stay in the
+        socket buffers rather than in memory."""
+        loop = asyncio.get_running_loop()
+        slots = self._admitted.get(loop)
+        if slots is None:
+            slots = self._admitted[loop] = asyncio.Semaphore(PUSHES_IN_FLIGHT)
+        async with slots:
+            await self.wait_for_room()
+            yield
+
+    def head_full(self) -> bool:
+        """Whether a flush is writing one head while the next one is already full."""
+        return self._writing and self.head.line_bytes >= self.settings.head_max_bytes
+
+    async def wait_for_room(self) -> None:
+        """Backpressure: while ``head_full``, wait for the flush to end.
+
+        Pushes faster than the flush writes would otherwise grow the next head without
+        bound while the previous one is still in memory; waiting here bounds the heads in
+        memory to two (the one written, the one filling).
+        """
+        while self.head_full():
+            await asyncio.to_thread(self._wait_flushed, 0.1)
+
+    def _wait_flushed(self, timeout: float) -> None:
+        with self._flushed:
+            if self.head_full():
+                self._flushed.wait(timeout)
 
     def _apply(self, tenant: str, prepared: _Prepared) -> None:
         for stream, first, last in prepared.spans:
@@ -374,10 +419,17 @@ class Store:
 
     def _flush_one(self, pending: _Flushing) -> int:
         """Write one swapped-out head, list its files, retire its WAL segments."""
+        self._writing = True
         try:
+            pending.head.compact()
+            release_free_memory()  # the per-push batches compact() let go of
             entries, streams, summaries = self._write(pending)
         except Exception as exc:
             raise self._flush_failed(exc) from exc
+        finally:
+            with self._flushed:
+                self._writing = False
+                self._flushed.notify_all()
         try:
             with self._view_lock:
                 self.catalog.commit_flush(entries, streams, pending.wal_seq, summaries)

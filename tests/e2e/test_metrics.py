@@ -170,6 +170,19 @@ def _range(app: InProcessApp, tenant: str, query: str, start: str, end: str, ste
             "60",
             [({"app": "j", "lvl": "a"}, "1"), ({"app": "j", "lvl": "b"}, "1")],
         ),
+        # Binary operations between two unwrap aggregations answered 500 (issue 13).
+        (
+            'quantile_over_time(0, {app="u"} | logfmt | unwrap v [30s]) by (pod) - '
+            'quantile_over_time(1, {app="u"} | logfmt | unwrap v [30s]) by (pod)',
+            "30",
+            [({"pod": "1"}, "-2"), ({"pod": "2"}, "-18")],
+        ),
+        (
+            'first_over_time({app="u"} | logfmt | unwrap v [30s]) by (pod) - '
+            'last_over_time({app="u"} | logfmt | unwrap v [30s]) by (pod)',
+            "30",
+            [({"pod": "1"}, "-2"), ({"pod": "2"}, "-18")],
+        ),
         (
             'sort_desc(count_over_time({app=~"r|u"}[1m]))',
             "60",
@@ -369,3 +382,67 @@ def test_approx_topk_is_instant_only(app: InProcessApp, data: str) -> None:
         400,
         "count min sketches are only supported on instant queries",
     )
+
+
+HOUR = 3600
+
+
+@pytest.mark.parametrize(
+    ("entry_s", "start_s", "selector_range", "expected"),
+    [
+        # Start on a step boundary: the entry at exactly `start` counts at the first step.
+        (10 * HOUR, 10 * HOUR, "30m", [(10 * HOUR, "1")]),
+        # Start 17 minutes past a boundary: the grid is floored to 10:00, and neither the
+        # window (9:30, 10:00] nor (10:30, 11:00] holds the entry at 10:17: no series at all.
+        (10 * HOUR + 17 * 60, 10 * HOUR + 17 * 60, "30m", []),
+        # The same with [1h]: (10:00, 11:00] holds it, so it shows at 11:00, not at `start`.
+        (10 * HOUR + 17 * 60, 10 * HOUR + 17 * 60, "1h", [(11 * HOUR, "1")]),
+    ],
+)
+def test_entry_exactly_at_start(
+    app: InProcessApp,
+    entry_s: int,
+    start_s: int,
+    selector_range: str,
+    expected: list[tuple[int, str]],
+) -> None:
+    """Where an entry at exactly a range query's `start` shows up (issue 13).
+
+    What the reference's source says (grafana/loki, read, not copied):
+
+    * pkg/logql/range_vector.go: both window iterators (the batch one when range >= step,
+      the streaming one when range < step, as here) load a step `t` from the samples with
+      `t - range < ts <= t` ("the lower bound of the range is not inclusive"); the first
+      step is `start`. The evaluator fetches `[start - range, end + 1ns)`. So the engine
+      itself counts an entry at exactly `start` at the first step.
+    * pkg/querier/queryrange/splitters.go (metricQuerySplitter.split, on by default through
+      split_queries_by_interval = 1h): before splitting, `alignStartEnd` rounds `start` down
+      and `end` up to multiples of `step` since the epoch; with step >= the split interval
+      the aligned range is cut by step (util.ForInterval). The steps are then the aligned
+      ones, not `start`: an entry at an unaligned `start` falls in the first window only if
+      it is within `range` of the floored start.
+
+    That alignment is what removes the point "at start" (the entry is at 10:17, the steps at
+    10:00 and 11:00, the 30-minute windows miss it); this service aligns the same way
+    (query_range.align_queries_with_step, on by default; LOGQL.md 6.1 and 13.1).
+    """
+    tenant = f"at-start-{entry_s}-{selector_range}"
+    query = f'count by (job) (sum by (job, pod) (count_over_time({{job=~".+"}}[{selector_range}])))'
+    with app.client(tenant) as client:
+        push(client, [({"job": "j", "pod": "p"}, [(entry_s * S, "x")])])
+        response = client.get(
+            "/svc/api/v1/query_range",
+            params={
+                "query": query,
+                "start": str(start_s),
+                "end": str(start_s + 2 * HOUR),
+                "step": "1h",
+            },
+        )
+    assert response.status_code == 200, response.text
+    result = response.json()["data"]["result"]
+    if not expected:
+        assert result == []
+        return
+    assert [r["metric"] for r in result] == [{"job": "j"}]
+    assert [(t, v) for t, v in result[0]["values"]] == expected

@@ -10,9 +10,10 @@ for metric queries. Log queries run over ``[START_NS, END_NS)``, metric queries 
 ``START_NS + k * step``.
 
 A metric plan's other queries follow its main SELECT, each after a ``--`` line naming it
-(``-- check: <message>``, ``-- error probe``, ``-- error labels probe``, ``-- error
-labels``); ``-- scalar`` and ``-- order: asc`` say how the samples are presented, and
-``-- labels final`` / ``-- json labels left`` give a log plan's row shape.
+(``-- error probe``, ``-- error labels probe``, ``-- error labels``); ``-- check <i>:
+<message>`` lists the checks its ``failed_check`` column reports; ``-- scalar`` and
+``-- order: asc`` say how the samples are presented, and ``-- labels final`` / ``-- json
+labels left`` give a log plan's row shape.
 
 Control characters inside string literals are shown as Unicode control pictures (a tab as
 ``␉``, a newline as ``␊``) so that the file has no blank line or trailing whitespace inside
@@ -144,8 +145,8 @@ def _metric_plan(expr: ast.MetricExpr, given: dict[str, str]) -> str:
         *([f"-- order: {plan.order}"] if plan.order else []),
         _pretty(plan.select),
     ]
-    for check, message in plan.checks:
-        parts += [f"-- check: {message}", _pretty(check)]
+    # The vector-matching checks are computed inside the main SELECT (failed_check).
+    parts += [f"-- check {i}: {message}" for i, message in enumerate(plan.check_messages)]
     for probe, labels in plan.error_probes:
         parts += ["-- error probe", _pretty(probe), "-- error labels probe", _pretty(labels)]
     for build in plan.error_labels:

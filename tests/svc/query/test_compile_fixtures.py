@@ -62,7 +62,7 @@ def _texts(expr: ast.Expr) -> list[str]:
         ]
     assert isinstance(expr, ast.MetricExpr)
     plan = compile_metric_query(expr, grid=GRID)
-    selects = [plan.select, *(check for check, _ in plan.checks)]
+    selects = [plan.select]
     selects += [query for pair in plan.error_probes for query in pair]
     selects += [build() for build in plan.error_labels]
     return [select.sql(dialect="duckdb") for select in selects]

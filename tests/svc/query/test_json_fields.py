@@ -26,12 +26,14 @@ CASES = [
     pytest.param('{"a.b":{"c":"d"}}', [("a_b_c", "d")], id="flatten-sanitised"),
     pytest.param(
         '{"a b-c":1,"9x":2,"":3,"é":4," k ":5}',
-        [("a_b_c", "1"), ("_9x", "2"), ("", "3"), ("_", "4"), ("k", "5")],
-        id="names-sanitised-empty-left-to-sql",
+        [("a_b_c", "1"), ("_9x", "2"), ("_", "4"), ("k", "5")],
+        id="names-sanitised-empty-skipped",
     ),
     pytest.param('{"a":1,"a":2}', [("a", "1"), ("a", "2")], id="duplicates-in-line-order"),
     pytest.param('{"s":"a\\"b\\n\\u00e9\\ud83d\\ude00"}', [("s", 'a"b\né😀')], id="unescaped"),
-    pytest.param('{"s":"x\\ud800y"}', [("s", "x\ufffdy")], id="lone-surrogate-replaced"),
+    # The reference's JSON library refuses a surrogate outside a valid pair (Unescape
+    # fails) and Loki's unescapeJSONString then sets "".
+    pytest.param('{"s":"x\\ud800y"}', [("s", "")], id="lone-surrogate-empties-the-value"),
     pytest.param('  {"a":"b"}\n', [("a", "b")], id="surrounding-whitespace"),
     pytest.param('{"lvl":"x", broken', [("lvl", "x")], id="fields-before-syntax-error"),
     pytest.param(
