@@ -27,6 +27,14 @@ from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
 from svc.logging_setup import LOG_FORMATS
 from svc.query.memory import parse_memory_limit
 from svc.ruler.config import RulerConfig, ruler_config_errors
+from svc.storage.backend_config import (
+    CatalogConfig,
+    CommonStorageConfig,
+    S3Config,
+    object_store_settings,
+)
+from svc.storage.objects import S3Settings
+from svc.targets import TARGETS
 from svc.tenancy import validate_tenant_id
 from svc.timestamps import parse_timestamp_ns
 from svc.tls.config import TLSServerConfig
@@ -56,6 +64,7 @@ __all__ = [
     "config_from_mapping",
     "config_from_yaml",
     "config_to_dict",
+    "lake_object_store",
     "setting",
     "validate_config",
 ]
@@ -103,6 +112,7 @@ class CommonConfig:
         "", "HTTP address of the compactor, for targets that do not run it (delete filtering)."
     )
     compactor_grpc_address: str = setting("", "gRPC address of the compactor (same use).")
+    storage: CommonStorageConfig = field(default_factory=CommonStorageConfig)
 
 
 @dataclass
@@ -124,6 +134,11 @@ class LifecyclerConfig:
         duration=True,
     )
     num_tokens: int = setting(128, "Tokens this instance owns in the ring.")
+    id: str = setting(
+        "",
+        "This instance's name among the writers of a shared catalog (catalog.postgres.dsn): "
+        "the WAL watermark it advances there; keep it across restarts (empty: the hostname).",
+    )
 
 
 @dataclass
@@ -430,6 +445,7 @@ class StorageConfig:
     """Storage settings (``storage_config:``)."""
 
     tsdb_shipper: TsdbShipperConfig = field(default_factory=TsdbShipperConfig)
+    aws: S3Config = field(default_factory=S3Config)
     named_stores: dict[str, Any] = setting(  # noqa: RUF009
         {},
         "The reference's named object stores (by type, then name): accepted so that a schema "
@@ -464,27 +480,12 @@ class Config:
     ruler: RulerConfig = field(default_factory=RulerConfig)
     sql: SqlConfig = field(default_factory=SqlConfig)
     backfill: BackfillConfig = field(default_factory=BackfillConfig)
+    catalog: CatalogConfig = field(default_factory=CatalogConfig)
     overrides: dict[str, TenantOverrides] = setting(  # noqa: RUF009
         {}, "Per-tenant settings replacing limits_config ones, by tenant ID."
     )
 
 
-_TARGETS = frozenset(
-    [
-        "all",
-        "read",
-        "write",
-        "backend",
-        "distributor",
-        "ingester",
-        "querier",
-        "query-frontend",
-        "query-scheduler",
-        "index-gateway",
-        "ruler",
-        "compactor",
-    ]
-)
 _LOG_LEVELS = frozenset({"debug", "info", "warn", "error"})
 DELETION_MODES = ("disabled", "filter-only", "filter-and-delete")
 
@@ -512,7 +513,7 @@ def config_from_mapping(raw: dict[str, Any]) -> Config:
 def validate_config(config: Config) -> list[str]:
     """Every semantic problem of an already well-typed config."""
     errors = []
-    if config.target not in _TARGETS:
+    if config.target not in TARGETS:
         errors.append(f"unrecognized target: {config.target}")
     if config.server.log_level not in _LOG_LEVELS:
         errors.append(f"unrecognized log level: {config.server.log_level}")
@@ -558,6 +559,19 @@ def validate_config(config: Config) -> list[str]:
     errors += _pattern_ingester_errors(config.pattern_ingester)
     errors += ruler_config_errors(config.ruler)
     return errors
+
+
+def _object_store(config: Config) -> str:
+    periods = config.schema_config.configs
+    return periods[active_period(periods)].object_store if periods else "filesystem"
+
+
+def lake_object_store(config: Config) -> S3Settings | None:
+    """The S3 store the lake is kept in (the active schema period's ``object_store``), or
+    None for the local directory under ``common.path_prefix``."""
+    return object_store_settings(
+        _object_store(config), config.storage_config.aws, config.common.storage.s3
+    )
 
 
 def _sql_errors(cfg: SqlConfig) -> list[str]:

@@ -16,6 +16,7 @@ Internal services, started in this order on a background thread and stopped in r
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from svc.compactor.deletions import Deletions
 from svc.compactor.limits import deletion_served
 from svc.compactor.metrics import CompactorMetrics
 from svc.compactor.service import Compactor, build_compactor
-from svc.config import Config
+from svc.config import Config, lake_object_store
 from svc.errors import ServiceUnavailableError
 from svc.ingest.model import PushLimits
 from svc.ops.cache_gen import CacheGenerations
@@ -38,6 +39,7 @@ from svc.query.memory import parse_memory_limit
 from svc.ruler.service import RULER_TARGETS, Ruler, build_ruler
 from svc.sql.service import SqlService, build_sql_service
 from svc.storage.store import Store, StoreSettings
+from svc.targets import runs, runs_any
 from svc.tenancy import TenantResolver
 
 __all__ = ["Runtime"]
@@ -107,6 +109,9 @@ class Runtime:
                 wal_segment_max_bytes=ingester.wal_segment_max_bytes,
                 row_group_rows=ingester.row_group_rows,
                 disk_full_threshold=ingester.wal.disk_full_threshold,
+                object_store=lake_object_store(config),
+                catalog_dsn=config.catalog.postgres.dsn,
+                writer=ingester.lifecycler.id or socket.gethostname(),
             )
         )
         shipper = config.storage_config.tsdb_shipper
@@ -185,16 +190,26 @@ class Runtime:
                 degraded=store.degraded_wal,
             )
         )
-        self.services.add(self.ingester.service)
-        self.services.add(Service("querier", stopping=self._stop_querier, depends_on=("store",)))
+        target = self.config.target
+        if runs(target, "distributor"):
+            self.services.add(Service("distributor", depends_on=("wal",)))
+        if self.writes:
+            self.services.add(self.ingester.service)
         self.services.add(
-            Service(
-                "index-gateway",
-                self.syncer.start_periodic,
-                self.syncer.stop,
-                depends_on=("store",),
-            )
+            Service(self.engine_service, stopping=self._stop_querier, depends_on=("store",))
         )
+        for member in ("query-frontend", "query-scheduler"):
+            if runs(target, member):
+                self.services.add(Service(member, depends_on=(self.engine_service,)))
+        if runs(target, "index-gateway"):
+            self.services.add(
+                Service(
+                    "index-gateway",
+                    self.syncer.start_periodic,
+                    self.syncer.stop,
+                    depends_on=("store",),
+                )
+            )
         if self.compactor is not None:
             compactor = self.compactor
             self.services.add(
@@ -202,12 +217,24 @@ class Runtime:
                     "compactor",
                     compactor.start,
                     compactor.stop,
-                    depends_on=("wal", "querier"),
+                    depends_on=("wal", self.engine_service),
                 )
             )
         if self.ruler is not None:
-            needs = ("wal", "querier")
+            needs = ("wal", self.engine_service)
             self.services.add(Service("ruler", self.ruler.start, self.ruler.stop, depends_on=needs))
+
+    @property
+    def writes(self) -> bool:
+        """Whether this instance takes writes: it runs the ingester (the distributor writes
+        to its own instance's ingester, pushes are not forwarded)."""
+        return runs_any(self.config.target, "distributor", "ingester")
+
+    @property
+    def engine_service(self) -> str:
+        """The service of the query engine: ``querier`` where the target runs one; the
+        compactor and the ruler of other targets run queries on it too."""
+        return "querier" if runs(self.config.target, "querier") else "query-engine"
 
     def _stop_querier(self) -> None:
         if self.sql is not None:
@@ -228,9 +255,9 @@ class Runtime:
     def require_ready(self) -> None:
         """Raise 503 until the WAL is replayed (or when a service it needs has failed)."""
         state = self.ingester.service.state
-        if state in (State.NEW, State.STARTING, State.FAILED):
+        if self.writes and state in (State.NEW, State.STARTING, State.FAILED):
             raise ServiceUnavailableError(f"Ingester not ready: ingester not ready: {state}")
-        if self.services["querier"].state is not State.RUNNING:
+        if self.services[self.engine_service].state is not State.RUNNING:
             raise ServiceUnavailableError("Querier not ready: querier is not running")
 
     def stop(self) -> None:

@@ -28,6 +28,7 @@ from svc.ops.config_view import config_yaml
 from svc.ops.metrics import CONTENT_TYPE
 from svc.ops.services import State
 from svc.runtime import Runtime
+from svc.targets import runs
 
 __all__ = ["error_text", "ops_routes"]
 
@@ -208,19 +209,16 @@ async def sync_indexes(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 
 _STATUS_ROUTES = [services, log_level, metrics, config, *RING_ROUTES]
-_GROUPS: list[tuple[frozenset[str], list[HTTPRouteHandler]]] = [
-    (
-        frozenset({"ingester", "write", "all"}),
-        [flush, flush_tenant, prepare_shutdown, shutdown, flush_shutdown],
-    ),
-    (frozenset({"index-gateway", "backend", "all"}), [sync_indexes]),
+_GROUPS: list[tuple[str, list[HTTPRouteHandler]]] = [
+    ("ingester", [flush, flush_tenant, prepare_shutdown, shutdown, flush_shutdown]),
+    ("index-gateway", [sync_indexes]),
 ]
 
 
 def ops_routes(target: str) -> list[HTTPRouteHandler]:
     """The operational routes an instance running ``target`` exposes (SPEC 4.1)."""
     routes = list(_STATUS_ROUTES)
-    for targets, handlers in _GROUPS:
-        if target in targets:
+    for component, handlers in _GROUPS:
+        if runs(target, component):
             routes += handlers
     return routes

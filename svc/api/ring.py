@@ -32,9 +32,9 @@ _RING_STATE = {
 # ring page path -> (title, service whose state the member's state follows)
 _RINGS = {
     "/ring": ("Ingester", "ingester"),
-    "/distributor/ring": ("Distributor", "store"),
+    "/distributor/ring": ("Distributor", "distributor"),
     "/indexgateway/ring": ("Index gateway", "index-gateway"),
-    "/ruler/ring": ("Ruler", "querier"),
+    "/ruler/ring": ("Ruler", "ruler"),
     "/compactor/ring": ("Compactor", "compactor"),
 }
 _STARTED = time.time()
