@@ -6,8 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.object_store import S3Server
-from tests.postgres_server import PostgresServer
+from examples.cluster.services import PostgresServer, S3Server
 
 
 @pytest.fixture(scope="module")

@@ -13,12 +13,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from examples.cluster.services import ACCESS_KEY, SECRET_KEY, S3Server
 from svc.storage.lake_check import check_file
 from svc.storage.lake_urls import read_metadata
 from svc.storage.objects import S3Lake, S3Settings
 from tests.e2e.clients import now_ns, push, query_range, stream_values
 from tests.e2e.server import Server
-from tests.object_store import ACCESS_KEY, SECRET_KEY, S3Server
 
 SECOND = 1_000_000_000
 

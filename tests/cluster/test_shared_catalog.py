@@ -11,10 +11,9 @@ from typing import Any
 
 import psycopg
 
+from examples.cluster.services import PostgresServer, S3Server
 from tests.e2e.clients import now_ns, push, query_range
 from tests.e2e.server import Server, merge
-from tests.object_store import S3Server
-from tests.postgres_server import PostgresServer
 
 SECOND = 1_000_000_000
 
