@@ -40,6 +40,7 @@ from svc.timestamps import parse_timestamp_ns
 from svc.tls.config import TLSServerConfig
 
 __all__ = [
+    "LOCAL_STORAGE_ONLY",
     "BackfillConfig",
     "CompactorConfig",
     "Config",
@@ -66,6 +67,7 @@ __all__ = [
     "config_to_dict",
     "lake_object_store",
     "setting",
+    "shared_storage",
     "validate_config",
 ]
 
@@ -556,6 +558,8 @@ def validate_config(config: Config) -> list[str]:
         named_stores=named_store_names(config.storage_config.named_stores),
     )
     errors += _override_errors(config)
+    if config.backfill.enabled and shared_storage(config):
+        errors.append(f"backfill.enabled: {LOCAL_STORAGE_ONLY}")
     errors += _pattern_ingester_errors(config.pattern_ingester)
     errors += ruler_config_errors(config.ruler)
     return errors
@@ -564,6 +568,18 @@ def validate_config(config: Config) -> list[str]:
 def _object_store(config: Config) -> str:
     periods = config.schema_config.configs
     return periods[active_period(periods)].object_store if periods else "filesystem"
+
+
+LOCAL_STORAGE_ONLY = (
+    "backfills write to the local lake and catalog, not to object storage or "
+    "catalog.postgres (yet)"
+)
+"""Why a backfill refuses a deployment whose lake or catalog is shared."""
+
+
+def shared_storage(config: Config) -> bool:
+    """Whether the lake is in object storage or the catalog in PostgreSQL."""
+    return lake_object_store(config) is not None or bool(config.catalog.postgres.dsn)
 
 
 def lake_object_store(config: Config) -> S3Settings | None:

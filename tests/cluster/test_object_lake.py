@@ -3,6 +3,8 @@ and a server flushes, queries, restarts and compacts over it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -12,8 +14,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from examples.cluster.services import ACCESS_KEY, SECRET_KEY, S3Server
+from svc.__main__ import load_config
+from svc.config import LOCAL_STORAGE_ONLY, ConfigError
 from svc.storage.lake_check import check_file
 from svc.storage.lake_urls import read_metadata
 from svc.storage.objects import S3Lake, S3Settings
@@ -139,6 +144,9 @@ def test_a_server_flushes_queries_and_compacts_over_the_bucket(
         [(labels, rows)] = stream_values(data)
         assert labels == {"app": "web"} and len(rows) == 30
         assert not list((server.data_dir / "lake").rglob("*.parquet"))  # nothing local
+        sql = client.get("/svc/api/v1/sql", params={"query": "SELECT count(*) FROM logs"})
+        assert sql.status_code == 400
+        assert sql.text.startswith("ad hoc SQL reads a local lake only")
         # The compactor merges the two flushed objects into one, and the answer stays.
         deadline = time.monotonic() + 30
         while len(_objects(s3, bucket)) != 1 and time.monotonic() < deadline:
@@ -161,3 +169,19 @@ def test_an_s3_period_without_a_bucket_does_not_start(s3: S3Server, tmp_path: Pa
     server = Server(tmp_path / "svc", overrides)
     with pytest.raises(RuntimeError, match="error: at least one bucket name must be specified"):
         server.start()
+
+
+def test_backfills_refuse_shared_storage(s3: S3Server, tmp_path: Path) -> None:
+    document = s3.storage_config("lake") | {"backfill": {"enabled": True}}
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(ConfigError) as raised:
+        load_config({"config.file": str(path)})
+    assert raised.value.errors == [f"backfill.enabled: {LOCAL_STORAGE_ONLY}"]
+    path.write_text(yaml.safe_dump(s3.storage_config("lake")))  # the command, not the API
+    done = subprocess.run(
+        [sys.executable, "-m", "svc", "backfill", f"-config.file={path}", "-tenant=t",
+         str(path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (1, f"error: {LOCAL_STORAGE_ONLY}\n")
