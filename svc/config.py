@@ -141,6 +141,11 @@ class LifecyclerConfig:
         "This instance's name among the writers of a shared catalog (catalog.postgres.dsn): "
         "the WAL watermark it advances there; keep it across restarts (empty: the hostname).",
     )
+    address: str = setting(
+        "",
+        "Host other instances of a shared catalog reach this one's HTTP API at (empty: "
+        "server.http_listen_address, or the hostname when that is 0.0.0.0).",
+    )
 
 
 @dataclass

@@ -38,8 +38,10 @@ from svc.query.engine import QueryEngine
 from svc.query.memory import parse_memory_limit
 from svc.ruler.service import RULER_TARGETS, Ruler, build_ruler
 from svc.sql.service import SqlService, build_sql_service
+from svc.storage.members import Members
+from svc.storage.remote_heads import RemoteHeads
 from svc.storage.store import Store, StoreSettings
-from svc.targets import runs, runs_any
+from svc.targets import TARGETS, runs, runs_any
 from svc.tenancy import TenantResolver
 
 __all__ = ["Runtime"]
@@ -92,6 +94,8 @@ class Runtime:
     deletions: Deletions | None = None
     """Delete requests and their query-time filters (with ``retention_enabled``)."""
     compactor: Compactor | None = None
+    members: Members | None = None
+    """This process's registration in a shared catalog (None on a single node)."""
     sql: SqlService | None = None
     _startup: threading.Thread | None = None
 
@@ -148,6 +152,8 @@ class Runtime:
             ),
             cache_generations=CacheGenerations(store.catalog),
         )
+        if store.catalog.shared:
+            rt._join_members()
         rt.sql = build_sql_service(config, rt.engine, rt.metrics.registry)
         if config.target in RULER_TARGETS:
             rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry)
@@ -156,6 +162,20 @@ class Runtime:
         rt.metrics.watch(store, rt.services)
         rt.metrics.shutdown_marker.set_function(lambda: float(rt.ingester.prepared))
         return rt
+
+    def _join_members(self) -> None:
+        """Register in the shared catalog; a querier reads the other writers' heads."""
+        config = self.config
+        host = config.ingester.lifecycler.address or config.server.http_listen_address
+        if host in ("", "0.0.0.0", "::"):
+            host = socket.gethostname()
+        address = f"http://{host}:{config.server.http_listen_port}"
+        self.members = Members(
+            self.store.catalog, self.store.settings.writer, config.target, address
+        )
+        if runs(config.target, "querier"):
+            writers = frozenset(t for t in TARGETS if runs_any(t, "distributor", "ingester"))
+            self.store.remote = RemoteHeads(self.members, writers)
 
     def _build_compactor(self) -> None:
         """Delete requests (filtering every query from the start) and, on the compactor's
@@ -181,6 +201,11 @@ class Runtime:
         self.services.add(
             Service("store", store.open_catalog, store.close_catalog, degraded=store.degraded_lake)
         )
+        if self.members is not None:
+            members = self.members
+            self.services.add(
+                Service("members", members.start, members.stop, depends_on=("store",))
+            )
         self.services.add(
             Service(
                 "wal",

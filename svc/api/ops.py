@@ -28,6 +28,7 @@ from svc.ops.config_view import config_yaml
 from svc.ops.metrics import CONTENT_TYPE
 from svc.ops.services import State
 from svc.runtime import Runtime
+from svc.storage.remote_heads import HEAD_PATH
 from svc.targets import runs
 
 __all__ = ["error_text", "ops_routes"]
@@ -191,6 +192,20 @@ async def flush_shutdown(request: Request[Any, Any, Any]) -> Response[bytes]:
     return _no_content()
 
 
+@get(HEAD_PATH)
+async def unflushed_head(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """This writer's unflushed rows of one tenant in ``[start, end)`` (nanoseconds), for the
+    readers of a shared catalog (``svc.storage.remote_heads``)."""
+    rt = runtime(request)
+    tenant = rt.resolver.single(org_header(request))
+    try:
+        start, end = int(request.query_params["start"]), int(request.query_params["end"])
+    except (KeyError, ValueError):
+        raise BadRequestError("start and end must be integer nanoseconds") from None
+    body = await asyncio.to_thread(rt.store.head_snapshot, tenant, start, end)
+    return Response(body, media_type="application/vnd.apache.arrow.stream")
+
+
 # index gateway ---------------------------------------------------------------------------
 
 
@@ -210,7 +225,10 @@ async def sync_indexes(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 _STATUS_ROUTES = [services, log_level, metrics, config, *RING_ROUTES]
 _GROUPS: list[tuple[str, list[HTTPRouteHandler]]] = [
-    ("ingester", [flush, flush_tenant, prepare_shutdown, shutdown, flush_shutdown]),
+    (
+        "ingester",
+        [flush, flush_tenant, prepare_shutdown, shutdown, flush_shutdown, unflushed_head],
+    ),
     ("index-gateway", [sync_indexes]),
 ]
 

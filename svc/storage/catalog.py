@@ -180,6 +180,12 @@ class Catalog:
         row = self._db.execute("SELECT value FROM state WHERE name=?", (_VERSION,)).fetchone()
         return int(row[0]) if row else 0
 
+    def watermarks(self) -> dict[str, int]:
+        """Every writer's flushed-WAL watermark in a shared catalog, by writer name."""
+        prefix = f"{_WATERMARK}:"
+        rows = self.read("SELECT name, value FROM state WHERE name LIKE ?", (prefix + "%",))
+        return {str(name)[len(prefix) :]: int(value) for name, value in rows}
+
     def flushed_wal_seq(self) -> int:
         """The newest WAL segment whose records are all in listed files."""
         with self._lock:
@@ -189,17 +195,18 @@ class Catalog:
         return int(row[0]) if row else 0
 
     @contextmanager
-    def transaction(self, *, faulted: bool = True) -> Iterator[CatalogDb]:
+    def transaction(self, *, faulted: bool = True, counted: bool = True) -> Iterator[CatalogDb]:
         """One write transaction on the catalog database (also for the tables of other
         components kept here: delete requests); rolled back on error. ``faulted``: the
-        ``catalog.commit`` fault applies to it."""
+        ``catalog.commit`` fault applies to it; ``counted``: it changes what readers of a
+        shared catalog cache (files, streams), so they look again."""
         with self._lock:
             self._db.begin()
             try:
                 yield self._db
                 if faulted:
                     faults.catalog_check()
-                if self._db.shared:
+                if self._db.shared and counted:
                     self._count_commit()
                 self._db.commit()
             except BaseException:
@@ -226,7 +233,7 @@ class Catalog:
             with self._lock:
                 self._db.script(script)
             return
-        with self.transaction(faulted=False) as db:
+        with self.transaction(faulted=False, counted=False) as db:
             db.execute("SELECT pg_advisory_xact_lock(4242001)")
             db.script(script)
 

@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 
 from logql_to_sql import LogQuery
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
-from svc.errors import ServiceError
+from svc.errors import ServiceError, ServiceUnavailableError
 from svc.model import PushStream
 from svc.storage import faults
 from svc.storage.catalog import (
@@ -59,6 +59,7 @@ from svc.storage.lake_check import check_file, lake_files, read_fully, sweep
 from svc.storage.leases import FileLeases, Lease
 from svc.storage.objects import LakeStorage, LocalLake, S3Lake, S3Settings
 from svc.storage.rebuild import rebuild_catalog
+from svc.storage.remote_heads import RemoteHead, RemoteHeads, encode_head
 from svc.storage.streams import StreamIndex, stream_id_of
 from svc.storage.wal import WriteAheadLog
 
@@ -76,6 +77,7 @@ log = logging.getLogger(__name__)
 # Pushes read, decoded and written at once. Decoding holds the GIL: more of them at a time
 # only holds more bodies and decoded rows in memory (two still share a WAL sync).
 PUSHES_IN_FLIGHT = 2
+_REMOTE_ATTEMPTS = 3
 
 
 class IngesterShuttingDownError(ServiceError):
@@ -223,6 +225,8 @@ class Store:
         self.on_push: Callable[[str, int, int], None] | None = None
         # Called once per accepted push with (tenant, rows) once they are visible (tail).
         self.on_rows: list[Callable[[str, pa.RecordBatch], None]] = []
+        # The other writers' unflushed heads (readers of a shared catalog).
+        self.remote: RemoteHeads | None = None
 
     # lifecycle -----------------------------------------------------------------------
 
@@ -578,22 +582,62 @@ class Store:
     # read path -----------------------------------------------------------------------
 
     def view(self, tenant: str, start_ns: int, end_ns: int) -> StoreView:
-        """Files and in-memory tables holding the tenant's data in ``[start_ns, end_ns)``."""
-        with self._view_lock:
-            files = self.catalog.files(tenant, start_ns, end_ns)
-            lease = self.leases.lease(f.path for f in files)
-            heads = [f.head for f in self._flushing] + [self.head]
-            tables = [h.table(tenant) for h in heads]
-            # Taken with the files: a swap that removes deleted rows also ends their filter.
-            deletes = self.deletes(tenant, start_ns, end_ns)
+        """Files and in-memory tables holding the tenant's data in ``[start_ns, end_ns)``
+        (with a shared catalog, also the other writers' unflushed rows)."""
+        remote: list[RemoteHead] = []
+        for _ in range(_REMOTE_ATTEMPTS):
+            if self.remote is not None:
+                remote = self.remote.fetch(tenant, start_ns, end_ns)
+            with self._view_lock:
+                files = self.catalog.files(tenant, start_ns, end_ns)
+                lease = self.leases.lease(f.path for f in files)
+                heads = [f.head for f in self._flushing] + [self.head]
+                tables = [h.table(tenant) for h in heads]
+                # Taken with the files: a swap that removes deleted rows also ends their filter.
+                deletes = self.deletes(tenant, start_ns, end_ns)
+            if not remote or self._still_unflushed(remote):
+                break
+        else:
+            raise ServiceUnavailableError(
+                "the writers kept flushing while the query listed the lake: try again"
+            )
+        streams = self.index.table(tenant)
+        for head in remote:
+            tables.append(head.rows if head.rows.num_rows else None)
+            streams = _with_streams(streams, head.streams)
         return StoreView(
             lake=self.lake,
             files=files,
             head_tables=[t for t in tables if t is not None],
-            streams=self.index.table(tenant),
+            streams=streams,
             deletes=deletes,
             lease=lease,
         )
+
+    def _still_unflushed(self, remote: list[RemoteHead]) -> bool:
+        """Whether no writer committed a flush since it sent its head (else its rows may
+        be in a listed file as well, or in neither)."""
+        marks = self.catalog.watermarks()
+        return all(marks.get(head.writer, 0) == head.watermark for head in remote)
+
+    def head_snapshot(self, tenant: str, start_ns: int, end_ns: int) -> bytes:
+        """This writer's unflushed rows of the tenant in ``[start_ns, end_ns)``, their
+        streams and its watermark, taken together (what readers fetch)."""
+        with self._view_lock:
+            heads = [f.head for f in self._flushing] + [self.head]
+            tables = [t for t in (h.table(tenant) for h in heads) if t is not None]
+            watermark = self.catalog.flushed_wal_seq()
+        rows = []
+        for table in tables:
+            in_range = pc.and_(
+                pc.greater_equal(table["ts"], pa.scalar(start_ns, pa.int64())),
+                pc.less(table["ts"], pa.scalar(end_ns, pa.int64())),
+            )
+            rows.append(table.filter(in_range))
+        ids = pa.chunked_array([r["stream_id"] for r in rows], pa.int64()).unique()
+        streams = self.index.table(tenant)
+        streams = streams.filter(pc.is_in(streams["stream_id"], value_set=ids))
+        return encode_head(rows, streams, watermark)
 
     def deletes(self, tenant: str, start_ns: int, end_ns: int) -> tuple[DeleteFilter, ...]:
         """The delete filters a view of the tenant's ``[start_ns, end_ns)`` applies."""
@@ -717,6 +761,14 @@ class Store:
             )
         self.catalog.remove_files(relative for relative, _ in bad)
         self.quarantined_files_total += len(bad)
+
+
+def _with_streams(known: pa.Table, more: pa.Table) -> pa.Table:
+    """``known`` plus the streams of ``more`` it lacks (another writer's new streams)."""
+    if not more.num_rows:
+        return known
+    new = more.filter(pc.invert(pc.is_in(more["stream_id"], value_set=known["stream_id"])))
+    return pa.concat_tables([known, new.cast(known.schema)]) if new.num_rows else known
 
 
 def _widen(spans: dict[int, tuple[int, int] | None], stream_id: int, low: int, high: int) -> None:

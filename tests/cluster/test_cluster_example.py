@@ -19,9 +19,10 @@ def test_the_cluster_example_runs(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert "reader-1 sees 40 of 40 lines" in lines
-    assert "reader-2 sees 40 of 40 lines" in lines
-    assert "reader-1 runs: store, wal, querier, query-frontend" in lines
+    for moment in ("before", "after"):
+        for reader in ("reader-1", "reader-2"):
+            assert f"{moment} the flush, {reader} sees 40 of 40 lines" in lines
+    assert "reader-1 runs: store, members, wal, querier, query-frontend" in lines
     for name in ("writer-1", "writer-2", "backend", "reader-1", "reader-2"):
         log = (tmp_path / name / "svc.log").read_text()
         assert "level=error" not in log, log

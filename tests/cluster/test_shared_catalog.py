@@ -4,6 +4,7 @@ acknowledged entry: its WAL replays into the shared catalog under its own waterm
 
 from __future__ import annotations
 
+import itertools
 import threading
 import uuid
 from pathlib import Path
@@ -58,11 +59,29 @@ def test_two_writers_flush_at_once_and_a_reader_sees_both(
                 assert push(client, [({"app": "web"}, values)]).status_code == 204
                 assert client.post("/flush").status_code == 204
 
+        seen: list[list[str]] = []
+        done = threading.Event()
+
+        def read() -> None:  # meanwhile: flushes never make an entry show twice or vanish
+            while not done.is_set():
+                seen.append(_lines(reader, "team-a", start))
+
         threads = [threading.Thread(target=work, args=(n, w)) for n, w in enumerate(writers)]
         for thread in threads:
             thread.start()
+        watcher = threading.Thread(target=read)
+        watcher.start()
         for thread in threads:
             thread.join()
+        done.set()
+        watcher.join()
+        assert len(seen) > 3
+        for earlier, later in itertools.pairwise(seen):
+            assert len(later) == len(set(later))
+            assert set(earlier) <= set(later)
+        assert "members => Running" in writers[0].client().get("/services").text
+        ring = reader.client().get("/ring").text  # every live writer, from the catalog
+        assert "writer-0" in ring and "writer-1" in ring
         expected = sorted(
             f"w{n} b{b} i{i}" for n in range(2) for b in range(rounds) for i in range(20)
         )
@@ -102,16 +121,23 @@ def test_a_killed_writer_replays_its_wal_into_the_shared_catalog(
         assert other.client().post("/flush").status_code == 204
         pending = [[str(start + (100 + i) * SECOND), f"pending {i}"] for i in range(10)]
         assert push(client, [({"app": "web"}, pending)]).status_code == 204
-        writer.kill()  # acknowledged, never flushed: only in writer-a's WAL
-        assert len(_lines(reader, "team-a", start)) == 15
-        writer.start()  # replays its WAL above its own watermark, then flushes it
-        assert writer.client().post("/flush").status_code == 204
-        lines = _lines(reader, "team-a", start)
-        assert lines == sorted(
+        everything = sorted(
             [f"flushed {i}" for i in range(10)]
             + [f"other {i}" for i in range(5)]
             + [f"pending {i}" for i in range(10)]
         )
+        # The reader asks the live writers for their unflushed entries.
+        assert _lines(reader, "team-a", start) == everything
+        writer.kill()  # acknowledged, never flushed: only in writer-a's WAL
+        # A writer that is gone is left out (its entries come back with it).
+        assert len(_lines(reader, "team-a", start)) == 15
+        writer.start()  # replays its WAL above its own watermark
+        assert _lines(reader, "team-a", start) == everything
+        assert writer.client().post("/flush").status_code == 204
+        assert _lines(reader, "team-a", start) == everything
+        with psycopg.connect(shared["catalog"]["postgres"]["dsn"]) as db:
+            rows = db.execute("SELECT sum(rows) FROM files").fetchone()
+        assert rows == (25,)
     finally:
         for server in (writer, other, reader):
             if server.process is not None:
