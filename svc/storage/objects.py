@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +40,6 @@ __all__ = [
     "S3Settings",
     "s3_filesystem",
 ]
-
-log = logging.getLogger(__name__)
 
 _UPLOAD_CHUNK = 8 << 20
 
@@ -130,7 +127,7 @@ class S3Settings:
     endpoint: str = ""
     region: str = ""
     access_key_id: str = ""
-    secret_access_key: str = ""
+    secret_access_key: str = field(default="", repr=False)
     force_path_style: bool = False
     insecure: bool = False
 
