@@ -112,8 +112,7 @@ def test_failed_service_shows_in_services_and_ready(make_server: Callable[..., S
     _corrupt_wal(srv.data_dir)
     srv.start(wait=False)
     # every service that can start has (the distributor, the compactor and the ruler depend on
-    # the WAL: they
-    # stay New)
+    # the WAL: they stay New)
     _wait_for(lambda: _services(srv)["wal"] == "Failed")
     _wait_for(lambda: _services(srv)["index-gateway"] == "Running")
     assert _services(srv) == {
