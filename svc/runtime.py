@@ -18,9 +18,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from svc.config import Config
+from svc.config import Config, LimitsConfig
 from svc.errors import ServiceUnavailableError
 from svc.ingest.model import PushLimits
+from svc.limits.merge import merged_limits
+from svc.limits.overrides import Overrides
 from svc.ops.cache_gen import CacheGenerations
 from svc.ops.index_sync import IndexSyncer
 from svc.ops.ingester import IngesterLifecycle
@@ -70,8 +72,9 @@ class Runtime:
     ingester: IngesterLifecycle
     syncer: IndexSyncer
     cache_generations: CacheGenerations
+    overrides: Overrides
+    metrics: Metrics
     services: ServiceRegistry = field(default_factory=ServiceRegistry)
-    metrics: Metrics = field(default_factory=Metrics)
     shutdown_requested: threading.Event = field(default_factory=threading.Event)
     replayed_rows: int = 0
     ruler: Ruler | None = None
@@ -94,6 +97,8 @@ class Runtime:
             )
         )
         shipper = config.storage_config.tsdb_shipper
+        metrics = Metrics()
+        overrides = Overrides(config, metrics.registry)
         rt = cls(
             config=config,
             store=store,
@@ -126,16 +131,28 @@ class Runtime:
                 min_duration=shipper.min_sync_duration,
             ),
             cache_generations=CacheGenerations(root / "compactor" / "cache_generations.json"),
+            overrides=overrides,
+            metrics=metrics,
         )
         if config.target in RULER_TARGETS:
-            rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry)
+            rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry, rt.limits_for)
         rt._register_services()
         rt.metrics.watch(store, rt.services)
         rt.metrics.shutdown_marker.set_function(lambda: float(rt.ingester.prepared))
         return rt
 
+    def limits_for(self, tenant: str) -> LimitsConfig:
+        """The tenant's limits: its runtime override, else ``limits_config``."""
+        return self.overrides.limits_for(tenant)
+
+    def query_limits(self, tenants: tuple[str, ...]) -> LimitsConfig:
+        """The limits of a query over ``tenants`` (the smallest positive of each)."""
+        return merged_limits([self.overrides.limits_for(tenant) for tenant in tenants])
+
     def _register_services(self) -> None:
         store = self.store
+        if self.overrides.files:
+            self.services.add(Service("runtime-config", self.overrides.start, self.overrides.stop))
         self.services.add(
             Service("store", store.open_catalog, store.close_catalog, degraded=store.degraded_lake)
         )

@@ -17,7 +17,7 @@ from litestar import Request, Response, post
 
 from svc.api.common import org_header, runtime
 from svc.api.push import check_blocked, read_body
-from svc.config import Config
+from svc.config import LimitsConfig
 from svc.errors import ServiceError
 from svc.ingest.otlp import DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES, decode_otlp, encode_otlp_response
 
@@ -29,11 +29,9 @@ _STATUS_MEDIA_TYPE = "application/octet-stream"
 _STATUS_MESSAGE_TAG = 0x12  # google.rpc.Status field 2 (message), length-delimited
 
 
-def promoted_resource_attributes(config: Config, tenant: str) -> frozenset[str]:
-    """The tenant's override, else ``limits_config``'s list, else the reference's default."""
-    override = config.overrides.get(tenant)
-    names = override.otlp_promoted_resource_attributes if override is not None else None
-    names = names or config.limits_config.otlp_promoted_resource_attributes
+def promoted_resource_attributes(limits: LimitsConfig) -> frozenset[str]:
+    """The tenant's list (its override or ``limits_config``'s), else the reference's default."""
+    names = limits.otlp_promoted_resource_attributes
     return frozenset(names) if names else DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES
 
 
@@ -89,7 +87,7 @@ async def otlp_logs(request: Request[Any, Any, Any]) -> Response[bytes]:
         content_encoding=request.headers.get("content-encoding"),
         limits=rt.limits,
         now_ns=time.time_ns(),
-        promoted_resource_attributes=promoted_resource_attributes(rt.config, tenant),
+        promoted_resource_attributes=promoted_resource_attributes(rt.limits_for(tenant)),
     )
     await rt.store.push(tenant, streams)
     payload, media_type = encode_otlp_response(content_type)

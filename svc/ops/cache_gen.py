@@ -12,18 +12,15 @@ import threading
 import time
 from pathlib import Path
 
-from svc.config import Config
+from svc.config import Config, LimitsConfig
 
 __all__ = ["CacheGenerations", "deletion_enabled"]
 
 
-def deletion_enabled(config: Config, tenant: str) -> bool:
-    """Whether the deletion API (and its cache generations) is on for the tenant."""
-    if not config.compactor.retention_enabled:
-        return False
-    override = config.overrides.get(tenant)
-    mode = override.deletion_mode if override is not None else None
-    return (mode or config.limits_config.deletion_mode) != "disabled"
+def deletion_enabled(config: Config, limits: LimitsConfig) -> bool:
+    """Whether the deletion API (and its cache generations) is on for a tenant with these
+    limits."""
+    return config.compactor.retention_enabled and limits.deletion_mode != "disabled"
 
 
 class CacheGenerations:

@@ -15,6 +15,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -22,6 +23,7 @@ from typing import Protocol
 
 import logql_to_sql
 from logql_to_sql import Grid, LogQLError, ast
+from svc.config import LimitsConfig
 from svc.errors import ServiceError
 from svc.query.engine import QueryEngine
 from svc.query.metric_queries import run_metric_query
@@ -78,9 +80,9 @@ def parse_rule_expr(expr: str) -> ast.Expr | str:
 class LocalEvaluator:
     """In-process evaluation on the service's query engine."""
 
-    def __init__(self, engine: QueryEngine, max_series: int) -> None:
+    def __init__(self, engine: QueryEngine, limits_for: Callable[[str], LimitsConfig]) -> None:
         self.engine = engine
-        self.max_series = max_series
+        self.limits_for = limits_for
 
     def instant(self, tenant: str, expr: str, ts_ns: int) -> list[Sample]:
         parsed = parse_rule_expr(expr)
@@ -94,7 +96,7 @@ class LocalEvaluator:
                 tenant,
                 parsed,
                 Grid(start_ns=ts_ns, step_ns=1_000_000, steps=1),
-                max_series=self.max_series,
+                max_series=self.limits_for(tenant).max_query_series,
                 instant=True,
             )
         except (ServiceError, LogQLError) as exc:
