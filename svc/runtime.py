@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from svc.config import Config, LimitsConfig
+from svc.distributor import Distributor
 from svc.errors import ServiceUnavailableError
-from svc.ingest.model import PushLimits
+from svc.frontend.frontend import QueryFrontend
+from svc.limits.discarded import DiscardedData
 from svc.limits.merge import merged_limits
 from svc.limits.overrides import Overrides
 from svc.ops.cache_gen import CacheGenerations
@@ -31,6 +33,7 @@ from svc.ops.services import Service, ServiceRegistry, State
 from svc.query.engine import QueryEngine
 from svc.query.memory import parse_memory_limit
 from svc.ruler.service import RULER_TARGETS, Ruler, build_ruler
+from svc.scheduler.workers import Scheduler
 from svc.storage.store import Store, StoreSettings
 from svc.tenancy import TenantResolver
 
@@ -41,25 +44,6 @@ log = logging.getLogger(__name__)
 _STARTUP_JOIN_SECONDS = 60.0
 
 
-def push_limits(config: Config) -> PushLimits:
-    """The decoder limits of the config."""
-    limits = config.limits_config
-    return PushLimits(
-        max_recv_msg_size=config.distributor.max_recv_msg_size,
-        max_decompressed_size=config.distributor.max_decompressed_size,
-        max_label_name_length=limits.max_label_name_length,
-        max_label_value_length=limits.max_label_value_length,
-        max_label_names_per_series=limits.max_label_names_per_series,
-        max_line_size=limits.max_line_size,
-        reject_old_samples=limits.reject_old_samples,
-        reject_old_samples_max_age_ns=int(limits.reject_old_samples_max_age * 1e9),
-        creation_grace_period_ns=int(limits.creation_grace_period * 1e9),
-        allow_structured_metadata=limits.allow_structured_metadata,
-        max_structured_metadata_size=limits.max_structured_metadata_size,
-        max_structured_metadata_entries_count=limits.max_structured_metadata_entries_count,
-    )
-
-
 @dataclass
 class Runtime:
     """Config, store, query engine, tenant rules and internal services of one instance."""
@@ -68,12 +52,14 @@ class Runtime:
     store: Store
     engine: QueryEngine
     resolver: TenantResolver
-    limits: PushLimits
+    distributor: Distributor
     ingester: IngesterLifecycle
     syncer: IndexSyncer
     cache_generations: CacheGenerations
     overrides: Overrides
     metrics: Metrics
+    scheduler: Scheduler
+    frontend: QueryFrontend
     services: ServiceRegistry = field(default_factory=ServiceRegistry)
     shutdown_requested: threading.Event = field(default_factory=threading.Event)
     replayed_rows: int = 0
@@ -99,25 +85,34 @@ class Runtime:
         shipper = config.storage_config.tsdb_shipper
         metrics = Metrics()
         overrides = Overrides(config, metrics.registry)
+        engine = QueryEngine(
+            store,
+            timeout_seconds=config.limits_config.query_timeout,
+            scan_group_rows=config.querier.log_scan_group_rows,
+            memory_limit=parse_memory_limit(config.querier.query_memory_limit),
+            spill_dir=root / "query-spill",
+            template_line_chars=config.querier.max_template_line_size,
+            template_query_chars=config.querier.max_template_query_size,
+            max_concurrent=config.querier.max_concurrent,
+        )
+        scheduler = Scheduler(
+            config.querier.max_concurrent,
+            config.query_scheduler.max_outstanding_requests_per_tenant,
+        )
+
+        def query_limits(tenants: tuple[str, ...]) -> LimitsConfig:
+            return merged_limits([overrides.limits_for(tenant) for tenant in tenants])
+
         rt = cls(
             config=config,
             store=store,
-            engine=QueryEngine(
-                store,
-                timeout_seconds=config.limits_config.query_timeout,
-                scan_group_rows=config.querier.log_scan_group_rows,
-                memory_limit=parse_memory_limit(config.querier.query_memory_limit),
-                spill_dir=root / "query-spill",
-                template_line_chars=config.querier.max_template_line_size,
-                template_query_chars=config.querier.max_template_query_size,
-                max_concurrent=config.querier.max_concurrent,
-            ),
+            engine=engine,
             resolver=TenantResolver(
                 auth_enabled=config.auth_enabled,
                 no_auth_tenant=config.no_auth_tenant,
                 multi_tenant_queries=config.querier.multi_tenant_queries_enabled,
             ),
-            limits=push_limits(config),
+            distributor=Distributor(config, overrides, store, DiscardedData(metrics.registry)),
             ingester=IngesterLifecycle(
                 store,
                 marker_dir=Path(ingester.shutdown_marker_path or root),
@@ -133,6 +128,8 @@ class Runtime:
             cache_generations=CacheGenerations(root / "compactor" / "cache_generations.json"),
             overrides=overrides,
             metrics=metrics,
+            scheduler=scheduler,
+            frontend=QueryFrontend(config, engine, scheduler, query_limits),
         )
         if config.target in RULER_TARGETS:
             rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry, rt.limits_for)
@@ -144,10 +141,6 @@ class Runtime:
     def limits_for(self, tenant: str) -> LimitsConfig:
         """The tenant's limits: its runtime override, else ``limits_config``."""
         return self.overrides.limits_for(tenant)
-
-    def query_limits(self, tenants: tuple[str, ...]) -> LimitsConfig:
-        """The limits of a query over ``tenants`` (the smallest positive of each)."""
-        return merged_limits([self.overrides.limits_for(tenant) for tenant in tenants])
 
     def _register_services(self) -> None:
         store = self.store
@@ -166,7 +159,9 @@ class Runtime:
             )
         )
         self.services.add(self.ingester.service)
-        self.services.add(Service("querier", stopping=self.engine.close, depends_on=("store",)))
+        self.services.add(
+            Service("querier", self.scheduler.start, self._stop_querier, depends_on=("store",))
+        )
         self.services.add(
             Service(
                 "index-gateway",
@@ -178,6 +173,10 @@ class Runtime:
         if self.ruler is not None:
             needs = ("wal", "querier")
             self.services.add(Service("ruler", self.ruler.start, self.ruler.stop, depends_on=needs))
+
+    def _stop_querier(self) -> None:
+        self.scheduler.stop()
+        self.engine.close()
 
     def _replay(self) -> None:
         self.replayed_rows = self.store.replay_wal()

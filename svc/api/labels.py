@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from litestar import Request, Response, get, post
 
 import logql_to_sql
 from logql_to_sql import ast
-from svc.api.common import api_paths, org_header, request_params, runtime
+from svc.api.common import api_paths, org_header, query_request, request_params, runtime
 from svc.api.params import Params, TimeRange, range_params
 from svc.api.responses import json_response
 from svc.errors import BadRequestError
-from svc.query.series import label_names, label_values, matching_streams
+from svc.frontend.limits import check_length, clamp_start
+from svc.query.series import label_names, label_values
 from svc.runtime import Runtime
 
 __all__ = ["label_values_handler", "labels", "series", "series_post"]
@@ -36,15 +38,17 @@ async def _streams(
     params = await request_params(request)
     window: TimeRange = range_params(params, default_since_ns=LABELS_DEFAULT_SINCE_NS)
     if selectors is None:
-        query = params.get("query")
-        selectors = [query] if query else []
+        text = params.get("query")
+        selectors = [text] if text else []
     parsed = [_selector(text) for text in dict.fromkeys(selectors)]
     rt.require_ready()
-    streams = []
-    for tenant in tenants:
-        streams += await rt.engine.call(
-            matching_streams, tenant, parsed, window.start_ns, window.end_ns
-        )
+    async with query_request(request, tenants) as query:
+        limits = query.limits
+        start = clamp_start(window.start_ns, window.end_ns, limits, time.time_ns())
+        check_length(window.start_ns if start is None else start, window.end_ns, limits)
+        if start is None:
+            return rt, params, []
+        streams = await rt.frontend.matching_streams(query, parsed, start, window.end_ns)
     return rt, params, streams
 
 

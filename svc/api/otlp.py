@@ -16,9 +16,10 @@ from typing import Any
 from litestar import Request, Response, post
 
 from svc.api.common import org_header, runtime
-from svc.api.push import check_blocked, read_body
+from svc.api.push import read_body
 from svc.config import LimitsConfig
 from svc.errors import ServiceError
+from svc.ingest.body import DecompressedTooLargeError
 from svc.ingest.otlp import DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES, decode_otlp, encode_otlp_response
 
 __all__ = ["otlp_logs", "promoted_resource_attributes", "rpc_status"]
@@ -74,21 +75,24 @@ async def otlp_logs(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Accept an OTLP logs export; answer once it is durable."""
     rt = runtime(request)
     tenant = rt.resolver.single(org_header(request))
-    blocked = check_blocked(rt, tenant)
-    if blocked is not None:
-        status = rt.config.limits_config.block_ingestion_status_code
-        return blocked if status == 200 else _status_response(blocked.content.decode(), status)
     rt.require_ready()
-    body = await read_body(request, rt.limits)
+    distributor = rt.distributor
+    body = await read_body(request, distributor.body_limits)
     content_type = request.headers.get("content-type")
-    streams = decode_otlp(
-        body,
-        content_type=content_type,
-        content_encoding=request.headers.get("content-encoding"),
-        limits=rt.limits,
-        now_ns=time.time_ns(),
-        promoted_resource_attributes=promoted_resource_attributes(rt.limits_for(tenant)),
-    )
-    await rt.store.push(tenant, streams)
+    try:
+        decoded = decode_otlp(
+            body,
+            content_type=content_type,
+            content_encoding=request.headers.get("content-encoding"),
+            limits=distributor.body_limits,
+            now_ns=time.time_ns(),
+            promoted_resource_attributes=promoted_resource_attributes(rt.limits_for(tenant)),
+        )
+    except DecompressedTooLargeError:
+        distributor.body_too_large(tenant, "otlp", len(body))
+        raise
+    error = await distributor.push(tenant, decoded, "otlp")
+    if error is not None:
+        return _status_response(error.message, error.status)
     payload, media_type = encode_otlp_response(content_type)
     return Response(payload, status_code=200, media_type=media_type)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-__all__ = ["PushLimits", "PushStream"]
+__all__ = ["DecodedPush", "PushLimits", "PushStream", "UnparsableStream"]
 
 _MIB = 1 << 20
 _NS_PER_SECOND = 1_000_000_000
@@ -62,3 +62,41 @@ class PushLimits:
     unlimited."""
     max_structured_metadata_entries_count: int = 128
     """Most structured metadata pairs on one entry; 0 means unlimited."""
+    max_line_size_truncate: bool = False
+    """Cut lines longer than ``max_line_size`` instead of refusing them."""
+    max_line_size_truncate_identifier: str = ""
+    """Appended to each cut line (its bytes count in ``max_line_size``)."""
+    enforced_labels: tuple[str, ...] = ()
+    """Labels every stream must have."""
+    block_ingestion_until_ns: int = 0
+    """Refuse every entry until this time (Unix ns; 0: never)."""
+    block_ingestion_until: str = ""
+    """The same time as configured (the message quotes it)."""
+    block_ingestion_status_code: int = 260
+    """Status answered while ingestion is blocked (200: accept and drop)."""
+
+
+class UnparsableStream(msgspec.Struct, frozen=True):
+    """A stream of a push whose label text does not parse."""
+
+    labels: str
+    """The label text as sent."""
+    error: str
+    """Why it does not parse."""
+    entries: int
+    bytes: int
+    """Line and structured metadata bytes of its entries."""
+
+
+@dataclass(slots=True)
+class DecodedPush:
+    """A push request as decoded, before any limit is checked."""
+
+    streams: list[PushStream]
+    """Streams with entries whose labels parsed, in request order."""
+    raw_labels: list[str]
+    """The label text of each of ``streams`` as sent (for the messages that quote it)."""
+    unparsable: list[UnparsableStream]
+    """Streams with entries whose labels did not parse."""
+    sent_streams: int
+    """Streams in the request, empty ones included (none at all answers 422)."""

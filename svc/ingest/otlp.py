@@ -31,9 +31,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
 from svc.errors import BadRequestError
 from svc.ingest.body import decode_content_encoding, media_type
 from svc.ingest.labels import label_key
-from svc.ingest.model import PushStream
+from svc.ingest.model import DecodedPush, PushStream
 from svc.ingest.otlp_values import any_value_text, attribute_pairs
-from svc.ingest.validate import validate_entries, validate_labels
 
 if TYPE_CHECKING:
     from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
@@ -95,8 +94,11 @@ def decode_otlp(
     limits: PushLimits,
     now_ns: int,
     promoted_resource_attributes: frozenset[str] = DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES,
-) -> list[PushStream]:
-    """Decode and validate an OTLP logs export; raise a ServiceError (400/413) if bad."""
+) -> DecodedPush:
+    """Decode an OTLP logs export; raise a ServiceError (400/413) when it cannot be read.
+
+    Limits are checked afterwards (``svc/ingest/validate.py``), entry by entry.
+    """
     kind = media_type(content_type)
     encoding = (content_encoding or "").strip().lower()
     if encoding not in {"", "identity", *_ENCODINGS}:
@@ -113,7 +115,9 @@ def decode_otlp(
             _add_resource(streams, resource_logs, promoted_resource_attributes, now_ns)
     except RecursionError:
         raise BadRequestError(_TOO_DEEP) from None
-    return [_finish(key, stream, limits, now_ns) for key, stream in streams.items()]
+    finished = [_finish(key, stream) for key, stream in streams.items()]
+    kept = [stream for stream in finished if stream.timestamps]
+    return DecodedPush(kept, [stream.key for stream in kept], [], len(finished))
 
 
 def encode_otlp_response(content_type: str | None) -> tuple[bytes, str]:
@@ -256,8 +260,6 @@ def _add_resource(
             stream.metadata.append(tuple((n, v) for n, v in pairs if v))
 
 
-def _finish(key: str, stream: _Stream, limits: PushLimits, now_ns: int) -> PushStream:
+def _finish(key: str, stream: _Stream) -> PushStream:
     metadata = stream.metadata if any(stream.metadata) else None
-    validate_labels(stream.labels, key, limits)
-    validate_entries(key, stream.timestamps, stream.lines, metadata, limits, now_ns)
     return PushStream(stream.labels, key, stream.timestamps, stream.lines, metadata)

@@ -18,13 +18,13 @@ from schemas import push_pb2
 from svc.errors import BadRequestError
 from svc.ingest.body import check_body_size, decode_content_encoding, media_type, snappy_decode
 from svc.ingest.labels import label_key, sanitize_label_name
-from svc.ingest.model import PushLimits, PushStream
-from svc.ingest.validate import validate_entries, validate_labels
+from svc.ingest.model import DecodedPush, PushLimits, PushStream, UnparsableStream
+from svc.ingest.sizes import stream_sizes
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["PushLimits", "PushStream", "check_body_size", "decode_push"]
+__all__ = ["PushLimits", "PushStream", "check_body_size", "decode_push", "metadata_pairs"]
 
 _ENCODINGS = frozenset({"gzip", "deflate", "snappy"})
 _NS = 1_000_000_000
@@ -60,18 +60,17 @@ def decode_push(
     content_type: str | None,
     content_encoding: str | None,
     limits: PushLimits,
-    now_ns: int,
-) -> list[PushStream]:
-    """Decode and validate a push body; raise a ServiceError (400/413) on any problem.
+) -> DecodedPush:
+    """Decode a push body; raise a ServiceError (400/413) when it cannot be read.
 
     ``application/json`` bodies are JSON; anything else is a snappy-compressed
     ``logproto.PushRequest``. ``Content-Encoding`` gzip or deflate is undone first.
-    Nothing is returned unless the whole request is valid.
+    Limits are checked afterwards (``svc/ingest/validate.py``), entry by entry.
     """
     data = decode_content_encoding(body, content_encoding, limits, allowed=_ENCODINGS)
     if media_type(content_type) == "application/json":
-        return _decode_json(data, limits, now_ns)
-    return _decode_protobuf(snappy_decode(data, limits), limits, now_ns)
+        return _decode_json(data)
+    return _decode_protobuf(snappy_decode(data, limits))
 
 
 def metadata_pairs(items: Iterable[tuple[str, str]]) -> Pairs:
@@ -83,18 +82,34 @@ def _metadata_or_none(metadata: list[Pairs]) -> list[Pairs] | None:
     return metadata if any(metadata) else None
 
 
-def _finish(
-    labels: Pairs,
-    raw: str,
-    key: str,
-    columns: tuple[list[int], list[str], list[Pairs] | None],
-    limits: PushLimits,
-    now_ns: int,
-) -> PushStream:
-    timestamps, lines, metadata = columns
-    validate_labels(labels, raw, limits)
-    validate_entries(key, timestamps, lines, metadata, limits, now_ns)
-    return PushStream(labels, key, timestamps, lines, metadata)
+class _Collector:
+    """The streams of one request as they are decoded."""
+
+    __slots__ = ("out",)
+
+    def __init__(self) -> None:
+        self.out = DecodedPush([], [], [], 0)
+
+    def add(
+        self,
+        labels: Pairs,
+        raw: str,
+        key: str,
+        columns: tuple[list[int], list[str], list[Pairs] | None],
+    ) -> None:
+        self.out.sent_streams += 1
+        timestamps, lines, metadata = columns
+        if timestamps:
+            self.out.streams.append(PushStream(labels, key, timestamps, lines, metadata))
+            self.out.raw_labels.append(raw)
+
+    def unparsable(
+        self, text: str, error: str, lines: list[str], metadata: list[Pairs] | None
+    ) -> None:
+        self.out.sent_streams += 1
+        if lines:
+            size = sum(stream_sizes(lines, metadata))
+            self.out.unparsable.append(UnparsableStream(text, error, len(lines), size))
 
 
 # --- JSON --------------------------------------------------------------------------
@@ -117,7 +132,7 @@ def _json_timestamps(values: Sequence[_JsonEntry], index: int) -> list[int]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _json_stream(stream: _JsonStream, index: int, limits: PushLimits, now_ns: int) -> PushStream:
+def _json_stream(stream: _JsonStream, index: int, into: _Collector) -> None:
     everything = tuple(sorted(stream.stream.items()))
     labels = tuple(pair for pair in everything if pair[1])
     key = label_key(labels)
@@ -127,10 +142,10 @@ def _json_stream(stream: _JsonStream, index: int, limits: PushLimits, now_ns: in
     if any(map(_get_metadata, values)):
         metadata = _metadata_or_none([metadata_pairs((e.metadata or {}).items()) for e in values])
     columns = (_json_timestamps(values, index), list(map(_get_line, values)), metadata)
-    return _finish(labels, raw, key, columns, limits, now_ns)
+    into.add(labels, raw, key, columns)
 
 
-def _decode_json(data: bytes, limits: PushLimits, now_ns: int) -> list[PushStream]:
+def _decode_json(data: bytes) -> DecodedPush:
     try:
         try:
             request = _JSON_DECODER.decode(data)
@@ -140,10 +155,10 @@ def _decode_json(data: bytes, limits: PushLimits, now_ns: int) -> list[PushStrea
             request = _JSON_DECODER.decode(data.decode("utf-8", "replace").encode())
     except msgspec.DecodeError as exc:
         raise BadRequestError(str(exc)) from exc
-    streams = [
-        _json_stream(stream, index, limits, now_ns) for index, stream in enumerate(request.streams)
-    ]
-    return [stream for stream in streams if stream.timestamps]
+    into = _Collector()
+    for index, stream in enumerate(request.streams):
+        _json_stream(stream, index, into)
+    return into.out
 
 
 # --- protobuf ----------------------------------------------------------------------
@@ -159,23 +174,24 @@ class _LabelCache:
     __slots__ = ("_seen",)
 
     def __init__(self) -> None:
-        self._seen: dict[str, tuple[Pairs, str]] = {}
+        self._seen: dict[str, tuple[Pairs, str, str | None]] = {}
 
-    def get(self, text: str) -> tuple[Pairs, str]:
+    def get(self, text: str) -> tuple[Pairs, str, str | None]:
+        """``(labels, canonical key, None)``, or ``((), "", why)`` when it does not parse."""
         found = self._seen.get(text)
         if found is None:
             found = self._seen[text] = self._parse(text)
         return found
 
     @staticmethod
-    def _parse(text: str) -> tuple[Pairs, str]:
+    def _parse(text: str) -> tuple[Pairs, str, str | None]:
         try:
             parsed = _parse_label_text(text)
         except LogQLError as exc:
-            raise BadRequestError(f"Error parsing labels '{text}' with error: {exc}") from exc
+            return (), "", str(exc)
         ordered = tuple(sorted(parsed, key=_first))
         labels = tuple(pair for pair in ordered if pair[1])
-        return labels, label_key(labels)
+        return labels, label_key(labels), None
 
 
 _first: Callable[[tuple[str, str]], str] = lambda pair: pair[0]  # noqa: E731
@@ -215,24 +231,33 @@ def _raw_columns(
     return timestamps, lines, metadata
 
 
-def _decode_protobuf(data: bytes, limits: PushLimits, now_ns: int) -> list[PushStream]:
+def _add_protobuf_stream(
+    into: _Collector,
+    cache: _LabelCache,
+    text: str,
+    columns: tuple[list[int], list[str], list[Pairs] | None],
+) -> None:
+    labels, key, error = cache.get(text)
+    if error is None:
+        into.add(labels, text, key, columns)
+    else:
+        into.unparsable(text, error, columns[1], columns[2])
+
+
+def _decode_protobuf(data: bytes) -> DecodedPush:
     cache = _LabelCache()
-    out: list[PushStream] = []
     request = push_pb2.PushRequest()
     try:
         request.ParseFromString(data)
     except DecodeError:
-        return _decode_protobuf_lenient(data, cache, limits, now_ns)
+        return _decode_protobuf_lenient(data, cache)
+    into = _Collector()
     for stream in request.streams:
-        labels, key = cache.get(stream.labels)
-        columns = _strict_columns(stream.entries)
-        out.append(_finish(labels, stream.labels, key, columns, limits, now_ns))
-    return [stream for stream in out if stream.timestamps]
+        _add_protobuf_stream(into, cache, stream.labels, _strict_columns(stream.entries))
+    return into.out
 
 
-def _decode_protobuf_lenient(
-    data: bytes, cache: _LabelCache, limits: PushLimits, now_ns: int
-) -> list[PushStream]:
+def _decode_protobuf_lenient(data: bytes, cache: _LabelCache) -> DecodedPush:
     """Second attempt for bodies with invalid UTF-8: replace it instead of failing."""
     request = push_pb2.PushRequestRaw()
     try:
@@ -241,10 +266,7 @@ def _decode_protobuf_lenient(
         raise BadRequestError(
             "failed to parse push request protobuf: wire format is corrupt"
         ) from exc
-    out: list[PushStream] = []
+    into = _Collector()
     for stream in request.streams:
-        text = _text(stream.labels)
-        labels, key = cache.get(text)
-        columns = _raw_columns(stream.entries)
-        out.append(_finish(labels, text, key, columns, limits, now_ns))
-    return [stream for stream in out if stream.timestamps]
+        _add_protobuf_stream(into, cache, _text(stream.labels), _raw_columns(stream.entries))
+    return into.out

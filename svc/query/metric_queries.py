@@ -23,9 +23,13 @@ from svc.query.engine import QueryEngine, ScanStats
 from svc.query.plan_cache import START, mentions_stand_in, with_range
 
 __all__ = [
+    "MAX_SERIES_MESSAGE",
     "MetricResult",
+    "Series",
     "format_sample_time",
     "format_sample_value",
+    "max_lookback",
+    "order_series",
     "range_grid",
     "run_metric_query",
 ]
@@ -76,7 +80,7 @@ def run_metric_query(
 ) -> tuple[MetricResult, ScanStats]:
     """Evaluate ``expr`` on ``grid`` for ``tenant``; raise 400 on pipeline errors."""
     plan = _plan(expr, grid)
-    lookback = _max_lookback(expr)
+    lookback = max_lookback(expr)
     tenants = (tenant,) if isinstance(tenant, str) else tenant
     view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1)
     stats = ScanStats()
@@ -157,11 +161,12 @@ def _uses_approx_topk(expr: ast.Expr) -> bool:
     )
 
 
-def _max_lookback(expr: ast.Expr) -> int:
+def max_lookback(expr: ast.Expr) -> int:
+    """How far before a step the expression reads: its longest range plus offset."""
     if isinstance(expr, ast.RangeAggregation):
         return expr.range.range_ns + max(expr.range.offset_ns, 0)
     children = [getattr(expr, name) for name in ("expr", "left", "right") if hasattr(expr, name)]
-    return max((_max_lookback(child) for child in children), default=0)
+    return max((max_lookback(child) for child in children), default=0)
 
 
 def _count_scan(stats: ScanStats, view: Any) -> None:
@@ -200,6 +205,11 @@ def _series(table: pa.Table, order: str | None) -> list[Series]:
     result = list(by_labels.values())
     for series in result:
         series.points.sort()
+    return order_series(result, order)
+
+
+def order_series(result: list[Series], order: str | None) -> list[Series]:
+    """Series in answer order: by label bytes, then by last value for ``sort``/``sort_desc``."""
     result.sort(key=lambda s: [(n.encode(), v.encode()) for n, v in s.labels])
     if order is not None:
         result.sort(key=lambda s: _sort_value(s, order))

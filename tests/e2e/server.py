@@ -64,7 +64,15 @@ class Server:
         base = {
             "server": {"http_listen_address": "127.0.0.1", "http_listen_port": self.port},
             "common": {"path_prefix": str(self.data_dir)},
-            "limits_config": {"reject_old_samples": False},
+            # Tests push old timestamps, and big bodies in bursts: only the tests of
+            # those limits turn them on.
+            "limits_config": {
+                "reject_old_samples": False,
+                "ingestion_rate_mb": 1024,
+                "ingestion_burst_size_mb": 1024,
+                "per_stream_rate_limit": "1GB",
+                "per_stream_rate_limit_burst": "1GB",
+            },
         }
         return merge(base, self.overrides)
 

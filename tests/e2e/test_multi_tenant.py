@@ -95,7 +95,7 @@ def test_metric_aggregation_spans_tenants(srv: Server) -> None:
 def test_push_and_tail_refuse_several_tenants(srv: Server) -> None:
     with srv.client("a|b") as client:
         pushed = push(client, [({"app": "x"}, [(BASE, "x")])])
-    assert (pushed.status_code, pushed.text) == (400, "multiple org IDs present")
+    assert (pushed.status_code, pushed.text) == (400, "multiple org IDs present\n")
     url = srv.url.replace("http", "ws") + "/loki/api/v1/tail?query=%7Bapp%3D%22x%22%7D"
     with pytest.raises(InvalidStatus) as refused:
         connect(url, additional_headers={"X-Scope-OrgID": "a|b"}).close()

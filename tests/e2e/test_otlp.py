@@ -369,7 +369,7 @@ def test_malformed_export_is_400_and_writes_nothing(
     _assert_nothing_stored(server, tenant)
 
 
-def test_one_bad_resource_rejects_the_whole_export(server: Server, tenant: str) -> None:
+def test_a_bad_resource_is_refused_and_the_rest_written(server: Server, tenant: str) -> None:
     request = ExportLogsServiceRequest()
     request.ParseFromString(_protobuf_export(**{"k8s.pod.name": "ok"}))
     bad = ExportLogsServiceRequest()
@@ -377,7 +377,8 @@ def test_one_bad_resource_rejects_the_whole_export(server: Server, tenant: str) 
     request.resource_logs.extend(bad.resource_logs)
     response = _post(server, tenant, request.SerializeToString(), **_PROTOBUF)
     assert response.status_code == 400
-    _assert_nothing_stored(server, tenant)
+    assert _status_message(response).endswith("has label value too long: '" + "p" * 3000 + "'")
+    assert [labels["k8s_pod_name"] for labels, _ in _streams(server, tenant)] == ["ok"]
 
 
 def test_oversized_exports(make_server: Callable[..., Server]) -> None:
@@ -453,6 +454,6 @@ def test_blocked_ingestion_answers_the_configured_status(
     response = _post(srv, "t", _protobuf_export(), **_PROTOBUF)
     assert response.status_code == 260
     assert _status_message(response) == (
-        "ingestion blocked for user t until '2999-01-01T00:00:00Z' with status code '260'"
+        "ingestion blocked for user 't' until '2999-01-01T00:00:00Z' with status code '260'"
     )
     _assert_nothing_stored(srv, "t")
