@@ -28,7 +28,7 @@ from pathlib import Path
 from logql_to_sql import Direction, ast, compile_log_query
 from svc.config import LimitsConfig, PatternIngesterConfig
 from svc.ingest.labels import label_key
-from svc.ingest.model import PushStream
+from svc.model import PushStream
 from svc.query.engine import QueryEngine
 from svc.query.pattern_tokens import PlainTokenizer, detect_formats
 from svc.query.patterns import Entry, MiningSettings, PatternsRequest, mine_stream, query_patterns

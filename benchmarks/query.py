@@ -25,7 +25,7 @@ import duckdb
 from benchmarks.corpus import batches
 from logql_to_sql import Direction, Grid, parse
 from svc.ingest.labels import label_key
-from svc.ingest.model import PushStream
+from svc.model import PushStream
 from svc.query.engine import QueryEngine
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import run_metric_query

@@ -82,8 +82,16 @@ def parse(text: str) -> Expr:
 
 
 def format_query(query: str | Expr) -> str:
-    """The pretty form ``P`` (what ``GET /format_query`` returns); parses text first."""
-    expr = parse(query) if isinstance(query, str) else query
+    """The pretty form ``P`` (what ``GET /format_query`` returns); parses text first.
+
+    Text is parsed as Loki's ``format_query`` does: without building the pipeline, so a
+    stage error (a broken ``line_format`` template, say) does not stop the formatting.
+    """
+    if isinstance(query, str):
+        expr = parse_expr(query)
+        validate(expr, stages=False)
+    else:
+        expr = query
     return pretty(expr)
 
 

@@ -573,7 +573,10 @@ def validate_config(config: Config) -> list[str]:
         errors.append(f"querier.query_memory_limit: {exc}")
     if config.querier.max_template_line_size <= 0:
         errors.append("querier.max_template_line_size must be positive")
-    errors += schema_config_errors(config)
+    errors += schema_config_errors(
+        config.schema_config.configs,
+        structured_metadata=config.limits_config.allow_structured_metadata,
+    )
     errors += _override_errors(config)
     errors += _pattern_ingester_errors(config.pattern_ingester)
     errors += ruler_config_errors(config.ruler)

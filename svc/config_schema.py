@@ -8,20 +8,50 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from svc.config import Config, PeriodConfig
+__all__ = ["Period", "active_period", "schema_config_errors"]
 
-__all__ = ["active_period", "schema_config_errors"]
+
+class IndexTables(Protocol):
+    """What the checks read of a period's ``index:`` settings."""
+
+    @property
+    def period(self) -> float:
+        """Seconds one index table spans."""
+
+
+class Period(Protocol):
+    """What the checks read of one ``schema_config.configs`` item (``svc.config``'s
+    ``PeriodConfig``, which this module need not import)."""
+
+    @property
+    def from_(self) -> str:
+        """First day, YYYY-MM-DD."""
+
+    @property
+    def store(self) -> str:
+        """Index type."""
+
+    @property
+    def object_store(self) -> str:
+        """Object store name."""
+
+    @property
+    def schema(self) -> str:
+        """Schema version, ``v13``."""
+
+    @property
+    def index(self) -> IndexTables:
+        """Index table settings."""
+
 
 _DAY_SECONDS = 86400.0
 _INDEX_TYPES = ("tsdb",)
-_LEGACY_INDEX_TYPES = frozenset(
+# Backends the reference still accepts as both an index type and an object store.
+_LEGACY_BACKENDS = frozenset(
     {
-        "boltdb-shipper",
-        "boltdb",
-        "aws",
         "aws-dynamo",
         "bigtable",
         "bigtable-hashed",
@@ -32,19 +62,9 @@ _LEGACY_INDEX_TYPES = frozenset(
         "inmemory",
     }
 )
+_LEGACY_INDEX_TYPES = _LEGACY_BACKENDS | {"boltdb-shipper", "boltdb", "aws"}
 _OBJECT_STORES = ("filesystem", "aws", "alibabacloud", "azure", "bos", "cos", "gcs", "s3", "swift")
-_LEGACY_OBJECT_STORES = frozenset(
-    {
-        "aws-dynamo",
-        "bigtable",
-        "bigtable-hashed",
-        "cassandra",
-        "gcp",
-        "gcp-columnkey",
-        "grpc-store",
-        "inmemory",
-    }
-)
+_LEGACY_OBJECT_STORES = _LEGACY_BACKENDS
 _SCHEMA_VERSIONS = range(9, 14)
 _STRUCTURED_METADATA_ADVICE = (
     "Set `allow_structured_metadata: false` in the `limits_config` section or set the command "
@@ -60,7 +80,7 @@ def _schema_version(schema: str) -> int | None:
     return int(digits) if re.fullmatch(r"[+-]?[0-9]+", digits) else None
 
 
-def _period_start(period: PeriodConfig) -> datetime.date | None:
+def _period_start(period: Period) -> datetime.date | None:
     if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", period.from_):
         return None
     try:
@@ -69,7 +89,7 @@ def _period_start(period: PeriodConfig) -> datetime.date | None:
         return None
 
 
-def _period_error(period: PeriodConfig) -> str | None:
+def _period_error(period: Period) -> str | None:
     """The first structural problem of one period, in the reference's order."""
     if _period_start(period) is None:
         return f'parsing time "{period.from_}" as "2006-01-02": expected a YYYY-MM-DD date'
@@ -82,7 +102,7 @@ def _period_error(period: PeriodConfig) -> str | None:
     return None
 
 
-def _schema_structure_error(periods: list[PeriodConfig]) -> str | None:
+def _schema_structure_error(periods: Sequence[Period]) -> str | None:
     for index, period in enumerate(periods):
         problem = _period_error(period)
         if problem is not None:
@@ -94,7 +114,7 @@ def _schema_structure_error(periods: list[PeriodConfig]) -> str | None:
     return None
 
 
-def active_period(periods: list[PeriodConfig], today: datetime.date | None = None) -> int:
+def active_period(periods: Sequence[Period], today: datetime.date | None = None) -> int:
     """Index of the period that applies to data pushed now: the last one already started."""
     today = today or datetime.datetime.now(datetime.UTC).date()
     active = 0
@@ -105,7 +125,7 @@ def active_period(periods: list[PeriodConfig], today: datetime.date | None = Non
     return active
 
 
-def _schema_value_errors(period: PeriodConfig) -> list[str]:
+def _schema_value_errors(period: Period) -> list[str]:
     errors = []
     if period.store not in _INDEX_TYPES and period.store not in _LEGACY_INDEX_TYPES:
         errors.append(
@@ -123,7 +143,7 @@ def _schema_value_errors(period: PeriodConfig) -> list[str]:
     return errors
 
 
-def _structured_metadata_errors(period: PeriodConfig) -> list[str]:
+def _structured_metadata_errors(period: Period) -> list[str]:
     errors = []
     version = _schema_version(period.schema)
     if version is not None and version < 13:
@@ -142,8 +162,9 @@ def _structured_metadata_errors(period: PeriodConfig) -> list[str]:
     return errors
 
 
-def schema_config_errors(config: Config) -> list[str]:
-    periods = config.schema_config.configs
+def schema_config_errors(periods: Sequence[Period], *, structured_metadata: bool) -> list[str]:
+    """Every problem of the schema periods; with ``structured_metadata`` (allowed by the
+    limits) the active period must also support it."""
     if not periods:
         return ["invalid schema config: must specify at least one schema configuration"]
     errors = []
@@ -152,6 +173,6 @@ def schema_config_errors(config: Config) -> list[str]:
         errors.append(f"invalid schema config: {problem}")
     for period in periods:
         errors += _schema_value_errors(period)
-    if config.limits_config.allow_structured_metadata:
+    if structured_metadata:
         errors += _structured_metadata_errors(periods[active_period(periods)])
     return errors

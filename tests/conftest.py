@@ -1,4 +1,5 @@
-"""Shared fixtures: a real server per test session, fresh servers on demand."""
+"""Shared fixtures: a real server per test session, fresh servers on demand, the app in
+this process for API-shape tests, and a store."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from typing import Any
 
 import pytest
 
+from svc.storage.store import Store
+from tests.e2e.app import InProcessApp
 from tests.e2e.server import Server
+from tests.stores import open_store
 
 _tenants = itertools.count()
 
@@ -43,3 +47,33 @@ def make_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
     for srv in started:
         if srv.process is not None:
             srv.kill()
+
+
+@pytest.fixture(scope="session")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessApp]:
+    """The service app in this process, shared by API-shape tests isolated by tenant."""
+    instance = InProcessApp(tmp_path_factory.mktemp("app")).start()
+    yield instance
+    instance.stop()
+
+
+@pytest.fixture
+def make_app(tmp_path: Path) -> Iterator[Callable[..., InProcessApp]]:
+    """Factory for a private in-process app with config overrides; stops them after."""
+    started: list[InProcessApp] = []
+
+    def make(overrides: dict[str, Any] | None = None) -> InProcessApp:
+        instance = InProcessApp(tmp_path / f"app{len(started)}", overrides or {}).start()
+        started.append(instance)
+        return instance
+
+    yield make
+    for instance in started:
+        instance.stop()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """An empty, open store in the test's directory."""
+    with open_store(tmp_path) as opened:
+        yield opened

@@ -108,7 +108,7 @@ def _equal(a: Any, b: Any) -> bool:
         if {k1, k2} == {"int", "uint"}:
             return bool(a == b)
         if a is not None and b is not None:
-            raise GoError(_BAD_COMPARISON)
+            raise GoError(f"{_BAD_COMPARISON}: {type_name(a)} and {type_name(b)}")
         return False
     if k1 != "invalid":
         return bool(a == b)
@@ -117,7 +117,10 @@ def _equal(a: Any, b: Any) -> bool:
     if isinstance(a, GoTime) and isinstance(b, GoTime):
         return a == b
     if type(a) is not type(b):
-        raise GoError(_BAD_COMPARISON)
+        raise GoError(
+            f"non-comparable types {sprintf('%s', [a])}: {type_name(a)}, "
+            f"{type_name(b)}: {sprintf('%s', [b])}"
+        )
     raise GoError(f"non-comparable type {sprintf('%s', [b])}: {type_name(b)}")
 
 
@@ -138,7 +141,7 @@ def _less(a: Any, b: Any) -> bool:
     if k1 != k2:
         if {k1, k2} == {"int", "uint"}:
             return bool(a < b)
-        raise GoError(_BAD_COMPARISON)
+        raise GoError(f"{_BAD_COMPARISON}: {type_name(a)} and {type_name(b)}")
     if k1 in ("bool", "complex"):
         raise GoError(_BAD_TYPE)
     return bool(a < b)

@@ -230,10 +230,7 @@ class State:
         self.node = node
         tree = self.trees.get(node.name)
         if tree is None:
-            raise self.error(
-                f"template: no template {quote(node.name)} associated with template "
-                f"{quote(self.tmpl_name)}"
-            )
+            raise self.error(f"template {quote(node.name)} not defined")
         if self.depth >= _MAX_EXEC_DEPTH:
             raise self.error(f"exceeded maximum template depth ({_MAX_EXEC_DEPTH})")
         new_dot = dig(self.eval_pipeline(dot, node.pipe))

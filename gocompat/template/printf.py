@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 
-from gocompat.strconv import format_float, quote, quote_rune
+from gocompat.strconv import format_float, is_print, quote, quote_rune
 from gocompat.template.format import format_value
 from gocompat.template.limits import reserve
 from gocompat.template.timefmt import GoTime
@@ -22,19 +22,22 @@ class _Spec:
     sharp: bool = False
     space: bool = False
     zero: bool = False
+    sharp_v: bool = False
     width: int | None = None
     prec: int | None = None
 
 
 def _pad(text: str, spec: _Spec, numeric: bool = False) -> str:
+    """Pad to the width; Go pads every kind of value with ``0`` under the zero flag,
+    after the sign of a number."""
     if spec.width is None or len(text) >= spec.width:
         return text
     reserve(spec.width)
     fill = spec.width - len(text)
     if spec.minus:
         return text + " " * fill
-    if spec.zero and numeric:
-        sign = text[0] if text[:1] in ("+", "-", " ") else ""
+    if spec.zero:
+        sign = text[0] if numeric and text[:1] in ("+", "-", " ") else ""
         return sign + "0" * fill + text[len(sign) :]
     return " " * fill + text
 
@@ -46,41 +49,56 @@ def _sign(negative: bool, spec: _Spec) -> str:
 
 
 _BASES = {"d": 10, "v": 10, "b": 2, "o": 8, "O": 8, "x": 16, "X": 16}
+_UINT64: Final = (1 << 64) - 1
+
+
+def _fmt_rune(value: int, spec: _Spec) -> str | None:
+    if spec.verb == "c":
+        valid = 0 <= value <= 0x10FFFF and not 0xD800 <= value <= 0xDFFF
+        return _pad(chr(value) if valid else "\ufffd", spec)
+    if spec.verb == "q":
+        return _pad(quote_rune(value, ascii_only=spec.plus), spec)
+    if spec.verb == "U":
+        code = value & _UINT64  # Go formats the int's bits as uint64
+        text = f"U+{code:04X}"
+        if spec.sharp and code <= 0x10FFFF and is_print(code):
+            text += f" '{chr(code)}'"
+        return _pad(text, replace(spec, zero=False))
+    return None
 
 
 def _fmt_int(value: int, spec: _Spec) -> str | None:
     verb = spec.verb
-    if verb == "c":
-        return _pad(chr(value) if 0 <= value <= 0x10FFFF else "\ufffd", spec)
-    if verb == "q":
-        return _pad(quote_rune(value, ascii_only=spec.plus), spec)
-    if verb == "U":
-        text = f"U+{value:04X}"
-        if spec.sharp and 0 <= value <= 0x10FFFF and chr(value).isprintable():
-            text += f" '{chr(value)}'"
-        return _pad(text, spec)
+    if verb in "cqU":
+        return _fmt_rune(value, spec)
     if verb not in _BASES:
         return None
     digits = format(abs(value), {10: "d", 2: "b", 8: "o", 16: "x"}[_BASES[verb]])
     if verb == "X":
         digits = digits.upper()
+    sign = _sign(value < 0, spec)
     if spec.prec is not None:
         reserve(spec.prec)
-        digits = "" if spec.prec == 0 and value == 0 else digits.rjust(spec.prec, "0")
+        if spec.prec == 0 and value == 0:
+            return _pad("", replace(spec, zero=False))
+        digits = digits.rjust(spec.prec, "0")
+    elif spec.zero and spec.width is not None:
+        # Zero padding is a precision: the sign and the base prefix come on top of it.
+        reserve(spec.width)
+        digits = digits.rjust(spec.width - len(sign), "0")
     prefix = ""
     if verb == "O" or (spec.sharp and verb == "o" and not digits.startswith("0")):
         prefix = "0o" if verb == "O" else "0"
     elif spec.sharp and verb in "xXb":
         prefix = {"x": "0x", "X": "0X", "b": "0b"}[verb]
-    text = _sign(value < 0, spec) + prefix + digits
-    return _pad(text, replace(spec, zero=spec.zero and spec.prec is None), True)
+    return _pad(sign + prefix + digits, replace(spec, zero=False))
 
 
 def _fmt_float(value: float, spec: _Spec) -> str | None:
-    verb = "g" if spec.verb == "v" else spec.verb
-    if verb not in "eEfFgG":
+    verb = {"v": "g", "F": "f"}.get(spec.verb, spec.verb)
+    if verb not in "eEfgGbxX":
         return None
-    prec = spec.prec if spec.prec is not None else (-1 if verb in "gG" else 6)
+    prec = spec.prec if spec.prec is not None else (6 if verb in "eEf" else -1)
     reserve(prec)
     text = format_float(value, verb, prec)
     if text == "NaN":
@@ -91,21 +109,58 @@ def _fmt_float(value: float, spec: _Spec) -> str | None:
         if text == "+Inf" and spec.space and not spec.plus:
             text = " Inf"
         return _pad(text, replace(spec, zero=False))
+    if spec.sharp and verb != "b":
+        text = _sharp_float(text, verb, prec)
     if not text.startswith("-"):
         text = _sign(False, spec) + text
     return _pad(text, spec, True)
 
 
+def _sharp_float(text: str, verb: str, prec: int) -> str:
+    """The ``#`` flag: always a decimal point, and %g keeps its trailing zeros."""
+    digits = (6 if prec == -1 else prec) if verb in "gGxX" else 0
+    cut = len(text)
+    for mark in "pP" if verb in "xX" else "eEpP":
+        if mark in text:
+            cut = min(cut, text.index(mark))
+    num, tail = text[:cut], text[cut:]
+    seen_nonzero = False
+    for ch in num.lstrip("-"):
+        if ch == ".":
+            continue
+        seen_nonzero = seen_nonzero or ch != "0"
+        if seen_nonzero:
+            digits -= 1
+    if "." not in num:
+        if num.lstrip("-") == "0":
+            digits -= 1
+        num += "."
+    return num + "0" * max(digits, 0) + tail
+
+
+def _can_backquote(text: str) -> bool:
+    """``strconv.CanBackquote``."""
+    for ch in text:
+        code = ord(ch)
+        if (code < 0x20 and ch != "\t") or ch in "`\x7f\ufeff" or 0xD800 <= code <= 0xDFFF:
+            return False
+    return True
+
+
 def _fmt_str(value: str, spec: _Spec) -> str | None:
     verb = spec.verb
     if verb in "sv":
+        if spec.sharp_v:
+            return _pad(quote(value if spec.prec is None else value[: spec.prec]), spec)
         return _pad(value if spec.prec is None else value[: spec.prec], spec)
     if verb == "q":
-        if spec.sharp and "`" not in value and all(c == "\t" or c.isprintable() for c in value):
+        if spec.prec is not None:
+            value = value[: spec.prec]
+        if spec.sharp and _can_backquote(value):
             return _pad(f"`{value}`", spec)
         return _pad(quote(value, ascii_only=spec.plus), spec)
     if verb in "xX":
-        data = value.encode()
+        data = value.encode("utf-8", "surrogatepass")
         if spec.prec is not None:
             data = data[: spec.prec]
         return _pad(_hex_bytes(data, spec), spec)
@@ -114,7 +169,7 @@ def _fmt_str(value: str, spec: _Spec) -> str | None:
 
 def _hex_bytes(data: bytes, spec: _Spec) -> str:
     fmt = "02x" if spec.verb == "x" else "02X"
-    prefix = ("0x" if spec.verb == "x" else "0X") if spec.sharp else ""
+    prefix = ("0x" if spec.verb == "x" else "0X") if spec.sharp and data else ""
     if spec.space:
         return " ".join(prefix + format(b, fmt) for b in data)
     return prefix + "".join(format(b, fmt) for b in data)
@@ -139,6 +194,9 @@ def _bad_verb(value: Any, verb: str) -> str:
 
 def _fmt_one(value: Any, spec: _Spec) -> str:
     kind = type(value)
+    if spec.verb == "T":
+        name = type_name(value)
+        return _pad(name if spec.prec is None else name[: spec.prec], spec)
     if kind is bool:
         if spec.verb in "tv":
             return _pad("true" if value else "false", spec)
@@ -250,6 +308,9 @@ def _one_verb(sc: _Scanner, out: list[str]) -> None:
         return
     spec.verb = sc.fmt[sc.pos]
     sc.pos += 1
+    if spec.verb == "v":
+        # %#v is Go syntax and %+v names struct fields: neither is a flag of the value.
+        spec.sharp_v, spec.sharp, spec.plus = spec.sharp, False, False
     if spec.verb == "%":
         out.append("%")
     elif not sc.good_index:

@@ -18,6 +18,7 @@ __all__ = [
     "next_std_chunk",
     "time_in",
     "unix_time",
+    "zone_at",
 ]
 
 MONTHS: Final = [
@@ -112,17 +113,32 @@ def load_location(name: str) -> zoneinfo.ZoneInfo | None:
         raise ValueError(f"unknown time zone {name}") from exc
 
 
+def zone_at(sec: int, loc: zoneinfo.ZoneInfo | None) -> tuple[str, int]:
+    """The zone abbreviation and UTC offset (seconds) of ``loc`` at instant ``sec``.
+
+    Instants outside the years Python's datetime holds get the zone of the same wall
+    clock moment in year 1 or 9999: local mean time before any rule, the last rule after.
+    """
+    if loc is None:
+        return "UTC", 0
+    try:
+        local = dt.datetime.fromtimestamp(sec, loc)
+    except (OverflowError, OSError, ValueError):
+        year, month, day = civil_from_days(sec // 86400)
+        if month == 2 and day == 29:
+            day = 28
+        naive = dt.datetime(1 if year < 1 else 9999, month, day, tzinfo=loc)
+        local = naive + dt.timedelta(seconds=sec % 86400)
+    offset = local.utcoffset()
+    return local.tzname() or "", int(offset.total_seconds()) if offset is not None else 0
+
+
 def time_in(sec: int, nsec: int, loc: zoneinfo.ZoneInfo | None) -> GoTime:
     """The instant ``sec``/``nsec`` displayed in ``loc``."""
     if loc is None:
         return GoTime(sec, nsec)
-    try:
-        local = dt.datetime.fromtimestamp(sec, loc)
-    except (OverflowError, OSError, ValueError):
-        return GoTime(sec, nsec)
-    offset = local.utcoffset()
-    seconds = int(offset.total_seconds()) if offset is not None else 0
-    return GoTime(sec, nsec, seconds, local.tzname() or "")
+    name, offset = zone_at(sec, loc)
+    return GoTime(sec, nsec, offset, name)
 
 
 _STD0X: Final = ("ZeroMonth", "ZeroDay", "ZeroHour12", "ZeroMinute", "ZeroSecond", "Year")

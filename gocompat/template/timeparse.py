@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import zoneinfo
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
-from gocompat.template.timefmt import DAYS, MONTHS, GoTime, days_from_civil, next_std_chunk, time_in
+from gocompat.template.timefmt import (
+    DAYS,
+    MONTHS,
+    GoTime,
+    days_from_civil,
+    next_std_chunk,
+    time_in,
+    zone_at,
+)
 
 __all__ = ["parse_time"]
 
@@ -255,15 +263,39 @@ def _resolve_date(f: _Fields) -> None:
         raise _ParseError("day out of range")
 
 
-def _local_offset(f: _Fields, loc: zoneinfo.ZoneInfo | None) -> int:
-    if loc is None:
-        return 0
-    try:
-        wall = dt.datetime(f.year, f.month, f.day, f.hour, f.minute, f.second, tzinfo=loc)
-    except ValueError:
-        return 0
-    offset = wall.utcoffset()
-    return int(offset.total_seconds()) if offset is not None else 0
+def _date_in(wall: int, loc: zoneinfo.ZoneInfo | None) -> int:
+    """Go's ``time.Date`` in ``loc``: the instant whose wall clock there is ``wall``."""
+    _, offset = zone_at(wall, loc)
+    if offset:
+        _, at_utc = zone_at(wall - offset, loc)
+        offset = at_utc
+    return wall - offset
+
+
+@lru_cache(maxsize=64)
+def _zones_near(loc: zoneinfo.ZoneInfo | None, year_index: int) -> tuple[tuple[str, int], ...]:
+    """The (abbreviation, offset) pairs ``loc`` uses within two years of ``year_index``."""
+    found: list[tuple[str, int]] = []
+    start = year_index * _YEAR
+    for month in range(-24, 25):
+        zone = zone_at(start + month * _YEAR // 12, loc)
+        if zone not in found:
+            found.append(zone)
+    return tuple(found)
+
+
+def _lookup_name(loc: zoneinfo.ZoneInfo | None, name: str, unix: int) -> int | None:
+    """Go's ``Location.lookupName``: the offset of zone ``name`` in ``loc`` near ``unix``,
+    preferring a zone of that name in effect at that time."""
+    zones = [z for z in _zones_near(loc, unix // _YEAR) if z[0] == name]
+    for _, offset in zones:
+        in_effect, effective = zone_at(unix - offset, loc)
+        if in_effect == name:
+            return effective
+    return zones[0][1] if zones else None
+
+
+_YEAR: Final = 365 * 86400
 
 
 def _build(f: _Fields, loc: zoneinfo.ZoneInfo | None) -> GoTime:
@@ -278,14 +310,13 @@ def _build(f: _Fields, loc: zoneinfo.ZoneInfo | None) -> GoTime:
             return local
         return GoTime(unix, f.nsec, f.offset, f.zone)
     if f.zone:
-        local = time_in(wall - _local_offset(f, loc), f.nsec, loc)
-        if local.zone == f.zone:
-            return local
-        offset = 0
-        if len(f.zone) > 3 and f.zone.startswith("GMT"):
-            offset = int(f.zone[3:]) * 3600
-        return GoTime(wall - offset, f.nsec, offset, f.zone)
-    return time_in(wall - _local_offset(f, loc), f.nsec, loc)
+        offset = _lookup_name(loc, f.zone, wall)
+        if offset is not None:
+            return time_in(wall - offset, f.nsec, loc)
+        # An unknown abbreviation: the wall clock read as UTC, under a made-up zone.
+        offset = int(f.zone[3:]) * 3600 if len(f.zone) > 3 and f.zone.startswith("GMT") else 0
+        return GoTime(wall, f.nsec, offset, f.zone)
+    return time_in(_date_in(wall, loc), f.nsec, loc)
 
 
 def parse_time(layout: str, value: str, loc: zoneinfo.ZoneInfo | None) -> GoTime:

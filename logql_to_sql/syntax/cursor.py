@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection
 
-from gocompat.fmt import go_quote
+from gocompat.strconv import NumError, parse_float_strict
 from logql_to_sql.errors import ParseError
 from logql_to_sql.syntax.lexer import tokenize
 from logql_to_sql.syntax.tokens import Token, TokenType
@@ -18,34 +17,10 @@ _MAX_EXPECTED = 4
 
 def parse_number(text: str) -> float:
     """Convert NUMBER text like Go's ``strconv.ParseFloat`` (Loki's ``mustNewFloat``)."""
-    value = _go_parse_float(text)
-    if value is None:
-        raise ParseError(
-            "unable to parse literal as a float: strconv.ParseFloat: "
-            f"parsing {go_quote(text)}: invalid syntax"
-        )
-    if math.isinf(value):
-        raise ParseError(
-            "unable to parse literal as a float: strconv.ParseFloat: "
-            f"parsing {go_quote(text)}: value out of range"
-        )
-    return value
-
-
-def _go_parse_float(text: str) -> float | None:
-    lower = text.lower()
     try:
-        if lower.startswith(("0x", "+0x", "-0x")):
-            if "p" not in lower:
-                return None
-            return float.fromhex(text.replace("_", ""))
-        if lower.startswith(("0o", "0b")) or not text or text[-1] == "_" or "__" in text:
-            return None
-        if any(c not in "0123456789.eE+-_" for c in text):
-            return None
-        return float(text)
-    except (ValueError, OverflowError):
-        return None
+        return parse_float_strict(text)
+    except NumError as exc:
+        raise ParseError(f"unable to parse literal as a float: {exc}") from None
 
 
 class Cursor:

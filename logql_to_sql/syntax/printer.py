@@ -139,10 +139,10 @@ def _log_range(r: a.LogRange) -> str:
     return out
 
 
-def _grouping(g: a.Grouping | None, vector: bool) -> str:
+def _grouping(g: a.Grouping | None, vector: bool, separator: str = ",") -> str:
     if g is None or (vector and not g.labels and not g.without):
         return ""
-    return f" {'without' if g.without else 'by'} ({','.join(g.labels)})"
+    return f" {'without' if g.without else 'by'} ({separator.join(g.labels)})"
 
 
 def _range_agg(e: a.RangeAggregation) -> str:
@@ -290,22 +290,16 @@ def _pretty_range(r: a.LogRange, level: int) -> str:
     return out
 
 
-def _pretty_grouping(g: a.Grouping | None, vector: bool) -> str:
-    if g is None or (vector and not g.labels and not g.without):
-        return ""
-    return f" {'without' if g.without else 'by'} ({', '.join(g.labels)})"
-
-
 def _pretty_range_agg(e: a.RangeAggregation, level: int) -> str:
     out = f"{_ind(level)}{e.op.value}(\n"
     if e.param is not None:
         out += f"{_ind(level + 1)}{go_format_v(e.param)},\n"
     out += _pretty_range(e.range, level + 1)
-    return out + f"\n{_ind(level)}){_pretty_grouping(e.grouping, False)}"
+    return out + f"\n{_ind(level)}){_grouping(e.grouping, False, ', ')}"
 
 
 def _pretty_vector_agg(e: a.VectorAggregation, level: int) -> str:
-    out = f"{_ind(level)}{e.op.value}{_pretty_grouping(e.grouping, True)}(\n"
+    out = f"{_ind(level)}{e.op.value}{_grouping(e.grouping, True, ', ')}(\n"
     if e.param is not None:
         out += f"{_ind(level + 1)}{e.param},\n"
     return out + pretty(e.expr, level + 1) + f"\n{_ind(level)})"

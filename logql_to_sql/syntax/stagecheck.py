@@ -10,6 +10,7 @@ import ipaddress
 import re
 
 from gocompat.regex_syntax import RegexSyntaxError, capture_names
+from gocompat.template import TemplateError, parse_template
 from logql_to_sql.syntax import ast as a
 
 __all__ = [
@@ -21,118 +22,6 @@ __all__ = [
     "pattern_parser_error",
 ]
 
-TEMPLATE_FUNCTIONS = frozenset(
-    [
-        "and",
-        "or",
-        "not",
-        "len",
-        "index",
-        "slice",
-        "print",
-        "printf",
-        "println",
-        "eq",
-        "ne",
-        "lt",
-        "le",
-        "gt",
-        "ge",
-        "html",
-        "js",
-        "urlquery",
-        "call",
-        "__line__",
-        "__timestamp__",
-        "lower",
-        "upper",
-        "title",
-        "trim",
-        "trimAll",
-        "trimPrefix",
-        "trimSuffix",
-        "replace",
-        "trunc",
-        "substr",
-        "alignLeft",
-        "alignRight",
-        "indent",
-        "nindent",
-        "repeat",
-        "contains",
-        "hasPrefix",
-        "hasSuffix",
-        "default",
-        "urlencode",
-        "urldecode",
-        "b64enc",
-        "b64dec",
-        "regexReplaceAll",
-        "regexReplaceAllLiteral",
-        "count",
-        "fromJson",
-        "bytes",
-        "duration",
-        "duration_seconds",
-        "int",
-        "float64",
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "mod",
-        "max",
-        "min",
-        "addf",
-        "subf",
-        "mulf",
-        "divf",
-        "maxf",
-        "minf",
-        "ceil",
-        "floor",
-        "round",
-        "now",
-        "date",
-        "toDate",
-        "toDateInZone",
-        "unixEpoch",
-        "unixEpochMillis",
-        "unixEpochNanos",
-        "unixToTime",
-        "ToLower",
-        "ToUpper",
-        "Replace",
-        "Trim",
-        "TrimLeft",
-        "TrimRight",
-        "TrimPrefix",
-        "TrimSuffix",
-        "TrimSpace",
-    ]
-)
-_TEMPLATE_KEYWORDS = frozenset(
-    [
-        "if",
-        "else",
-        "end",
-        "range",
-        "with",
-        "define",
-        "template",
-        "block",
-        "break",
-        "continue",
-        "nil",
-        "true",
-        "false",
-    ]
-)
-_OPENERS = frozenset({"if", "range", "with", "define", "block"})
-_ACTION_TOKEN = re.compile(
-    r'"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\\n]|\\.)*\'|[.$]?[A-Za-z_][A-Za-z0-9_]*'
-    r"|\.[A-Za-z_]|[\"'`]|."
-)
 _PATTERN_CAPTURE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*)>")
 _JSON_PATH = re.compile(
     r'[A-Za-z_][A-Za-z0-9_]*|\[\s*(?:"(?:[^"\\]|\\.)*"|[0-9]+)\s*\]'
@@ -141,90 +30,13 @@ _JSON_PATH = re.compile(
 
 
 def check_template(text: str, name: str) -> str | None:
-    """Parse-check a Go text/template; return Go's error text or None."""
-    stack: list[str] = []
-    pos = 0
-    while True:
-        start = text.find("{{", pos)
-        if start < 0:
-            break
-        line = text.count("\n", 0, start) + 1
-        end, err = _scan_action(text, start + 2)
-        if err is not None:
-            return f"template: {name}:{line}: {err}"
-        action = text[start + 2 : end].strip("- \t\r\n")
-        err = _check_action(action, stack)
-        if err is not None:
-            return f"template: {name}:{line}: {err}"
-        pos = end + 2
-    if stack:
-        return f"template: {name}:{text.count(chr(10)) + 1}: unexpected EOF"
+    """Parse ``text`` as Loki does (Go's text/template with Loki's functions); return
+    Go's parse error text or None."""
+    try:
+        parse_template(text, name=name)
+    except TemplateError as exc:
+        return str(exc)
     return None
-
-
-def _scan_action(text: str, i: int) -> tuple[int, str | None]:
-    if text.startswith("/*", i) or text.startswith("- /*", i):
-        close = text.find("*/", i)
-        if close < 0:
-            return i, "unclosed comment"
-        end = text.find("}}", close)
-        return (end, None) if end >= 0 else (i, "comment ends before closing delimiter")
-    while i < len(text):
-        c = text[i]
-        if text.startswith("}}", i):
-            return i, None
-        if c in "\"'`":
-            close = _string_end(text, i)
-            if close < 0:
-                return (
-                    i,
-                    "unterminated quoted string" if c != "`" else "unterminated raw quoted string",
-                )
-            i = close
-        else:
-            i += 1
-    return i, "unclosed action"
-
-
-def _string_end(text: str, i: int) -> int:
-    quote = text[i]
-    j = i + 1
-    while j < len(text):
-        c = text[j]
-        if c == "\\" and quote != "`":
-            j += 2
-            continue
-        if c == quote:
-            return j + 1
-        if c == "\n" and quote != "`":
-            return -1
-        j += 1
-    return -1
-
-
-def _check_action(action: str, stack: list[str]) -> str | None:
-    if action.startswith("/*"):
-        return None
-    words = [m.group(0) for m in _ACTION_TOKEN.finditer(action)]
-    if not words:
-        return "missing value for command"
-    head = words[0]
-    if head in _OPENERS:
-        stack.append(head)
-    elif head == "end":
-        if not stack:
-            return "unexpected {{end}}"
-        stack.pop()
-    elif head == "else" and not stack:
-        return "unexpected {{else}}"
-    for w in words:
-        if _is_function_word(w) and w not in TEMPLATE_FUNCTIONS:
-            return f'function "{w}" not defined'
-    return None
-
-
-def _is_function_word(word: str) -> bool:
-    return (word[0].isalpha() or word[0] == "_") and word not in _TEMPLATE_KEYWORDS
 
 
 def check_ip(pattern: str) -> str | None:

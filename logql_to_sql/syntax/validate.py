@@ -48,14 +48,19 @@ K_OPS = frozenset({a.VectorOp.TOPK, a.VectorOp.BOTTOMK, a.VectorOp.APPROX_TOPK})
 PARSER_STAGES = (a.JsonParser, a.LogfmtParser, a.RegexpParser, a.PatternParser, a.Unpack)
 
 
-def validate(expr: a.Expr) -> None:
-    """Raise :class:`ParseError` (no position) if ``expr`` breaks a section 3 rule."""
+def validate(expr: a.Expr, *, stages: bool = True) -> None:
+    """Raise :class:`ParseError` (no position) if ``expr`` breaks a section 3 rule.
+
+    ``stages=False`` skips the third pass: Loki raises those errors only when it builds a
+    pipeline to run the query, so requests that only parse (``format_query``) accept them.
+    """
     _check_node(expr)
     for selector in _selectors(expr):
         if not any(not _matches_empty(m) for m in selector.matchers):
             raise ParseError(EMPTY_SELECTOR_MESSAGE)
-    for stages, metric in _pipelines(expr, False):
-        _check_stages(stages, metric)
+    if stages:
+        for pipeline, metric in _pipelines(expr, False):
+            _check_stages(pipeline, metric)
 
 
 # ---------------------------------------------------------------- pass 1: node rules

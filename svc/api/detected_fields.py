@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from litestar import Request, Response, get, post
+from litestar.params import FromPath
 
 import logql_to_sql
 from gocompat.fmt import go_quote
@@ -83,7 +84,7 @@ async def _fields(request: Request[Any, Any, Any]) -> Response[bytes]:
     return json_response({"fields": [f.record() for f in fields], "limit": scan.limit})
 
 
-async def _values(request: Request[Any, Any, Any], name: str) -> Response[bytes]:
+async def _values(request: Request[Any, Any, Any], name: FromPath[str]) -> Response[bytes]:
     scan = await _scan(request)
     return json_response(
         {"values": field_values(scan.entries, name, scan.limit), "limit": scan.limit}
@@ -103,12 +104,16 @@ async def detected_fields_post(request: Request[Any, Any, Any]) -> Response[byte
 
 
 @get(api_paths("/detected_field/{name:str}/values"))
-async def detected_field_values(request: Request[Any, Any, Any], name: str) -> Response[bytes]:
+async def detected_field_values(
+    request: Request[Any, Any, Any], name: FromPath[str]
+) -> Response[bytes]:
     """Distinct values of one detected field."""
     return await _values(request, name)
 
 
 @post(api_paths("/detected_field/{name:str}/values"), status_code=200)
-async def detected_field_values_post(request: Request[Any, Any, Any], name: str) -> Response[bytes]:
+async def detected_field_values_post(
+    request: Request[Any, Any, Any], name: FromPath[str]
+) -> Response[bytes]:
     """``detected_field/{name}/values`` with parameters in a urlencoded form body."""
     return await _values(request, name)

@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from litestar import Request, Response, get, post
+from litestar.params import FromPath
 
 import logql_to_sql
 from logql_to_sql import ast
@@ -66,7 +67,9 @@ async def labels(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 
 @get(api_paths("/label/{name:str}/values"))
-async def label_values_handler(request: Request[Any, Any, Any], name: str) -> Response[bytes]:
+async def label_values_handler(
+    request: Request[Any, Any, Any], name: FromPath[str]
+) -> Response[bytes]:
     """Values of one label over the streams with data in the window."""
     _, _, streams = await _streams(request)
     return _list_response(label_values(streams, name))

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from litestar import Request, Response, get
+from litestar.params import FromPath
 
 import logql_to_sql
 from logql_to_sql import ast
@@ -139,6 +140,8 @@ async def legacy_labels(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 
 @get("/api/prom/label/{name:str}/values")
-async def legacy_label_values(request: Request[Any, Any, Any], name: str) -> Response[bytes]:
+async def legacy_label_values(
+    request: Request[Any, Any, Any], name: FromPath[str]
+) -> Response[bytes]:
     """Values of one label, legacy shape."""
     return _values_response(label_values(await _label_streams(request), name))

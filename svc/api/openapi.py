@@ -137,6 +137,17 @@ OTLP_BODY: Final = {
         "application/x-protobuf": {"schema": {"type": "string", "format": "binary"}},
     },
 }
+RULE_GROUP_BODY: Final = {
+    "required": True,
+    "content": {"application/yaml": {"schema": {"type": "string"}}},
+}
+_YAML: Final = {"application/yaml": {"schema": {"type": "string"}}}
+RULE_FILTERS = (
+    _param("type", "alert or record."),
+    _param("file", "Namespaces to list (repeatable)."),
+    _param("rule_group", "Groups to list (repeatable)."),
+    _param("rule_name", "Rules to list (repeatable)."),
+)
 FORM_BODY: Final = {
     "required": False,
     "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object"}}},
@@ -176,7 +187,13 @@ _RANGE = (START, END, SINCE)
 OPERATIONS: Final = (
     Operation(f"{_API}/push", "POST", "Push log entries.", body=PUSH_BODY, ok="204"),
     Operation("/otlp/v1/logs", "POST", "Push OTLP logs.", body=OTLP_BODY),
-    Operation(f"{_API}/query", "GET", "Instant query.", (QUERY, LIMIT, TIME, DIRECTION)),
+    Operation(
+        f"{_API}/query",
+        "GET POST",
+        "Instant query.",
+        (QUERY, LIMIT, TIME, DIRECTION),
+        body=FORM_BODY,
+    ),
     Operation(
         f"{_API}/query_range",
         "GET POST",
@@ -224,6 +241,28 @@ OPERATIONS: Final = (
     Operation(f"{_API}/cache/generation_numbers", "GET", "Cache generation number."),
     Operation(f"{_API}/cache/generation_numbers/increase", "POST", "Bump the cache generation."),
     Operation(f"{_API}/openapi.json", "GET", "This description."),
+    *(
+        op
+        for prefix in (_API, "/api/prom")
+        for op in (
+            Operation(f"{prefix}/rules", "GET", "Rule groups of every namespace.", ok_type=_YAML),
+            Operation(
+                f"{prefix}/rules/{{namespace}}",
+                "GET POST DELETE",
+                "Rule groups of a namespace; create or replace a group; delete the namespace.",
+                body=RULE_GROUP_BODY,
+                ok_type=_YAML,
+            ),
+            Operation(
+                f"{prefix}/rules/{{namespace}}/{{group_name}}",
+                "GET DELETE",
+                "One rule group; delete it.",
+                ok_type=_YAML,
+            ),
+        )
+    ),
+    Operation("/prometheus/api/v1/rules", "GET", "Rules and their state.", RULE_FILTERS),
+    Operation("/prometheus/api/v1/alerts", "GET", "Active alerts."),
     Operation("/api/prom/push", "POST", "Deprecated push.", body=PUSH_BODY, ok="204"),
     Operation("/api/prom/query", "GET", "Deprecated log query.", (QUERY, LIMIT, *_RANGE)),
     Operation("/api/prom/label", "GET", "Deprecated label names.", _RANGE),

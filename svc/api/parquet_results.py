@@ -55,7 +55,7 @@ METRIC_SCHEMA = pa.schema(
 )
 """Rows of a ``vector`` or ``matrix`` result."""
 
-Labels = Sequence[tuple[str, str]]
+LabelPairs = Sequence[tuple[str, str]]
 
 
 def parquet_media_type(request: Request[Any, Any, Any]) -> str | None:
@@ -75,7 +75,7 @@ def _write(table: pa.Table) -> bytes:
 
 
 def _rows_parquet(
-    groups: Iterable[tuple[Labels, Iterable[tuple[int, Any]]]], schema: pa.Schema
+    groups: Iterable[tuple[LabelPairs, Iterable[tuple[int, Any]]]], schema: pa.Schema
 ) -> bytes:
     """One row per (timestamp, value) of each group, carrying the group's labels."""
     timestamps: list[int] = []
@@ -103,7 +103,7 @@ def streams_parquet(streams: Iterable[ResultStream]) -> bytes:
     return _rows_parquet(((s.labels, s.values) for s in streams), STREAM_SCHEMA)
 
 
-def metrics_parquet(series: Iterable[tuple[Labels, Iterable[tuple[int, float]]]]) -> bytes:
+def metrics_parquet(series: Iterable[tuple[LabelPairs, Iterable[tuple[int, float]]]]) -> bytes:
     """A ``vector`` or ``matrix`` result as Parquet bytes.
 
     ``series`` yields each series' labels with its samples as (Unix ms, value) pairs; a

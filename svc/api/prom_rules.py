@@ -48,7 +48,8 @@ def _tenant(request: Request[Any, Any, Any]) -> str | Response[bytes]:
     except BadRequestError as exc:
         if exc.message == "multiple org IDs present":
             return envelope_error("too many org ids found", 400)
-        return envelope_error("no valid org id found", 500)
+        # the reference: 500; an invalid tenant ID is the client's mistake, so 400 here
+        return envelope_error("no valid org id found", 400)
 
 
 def _alert(alert: Alert) -> dict[str, Any]:

@@ -4,25 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from litestar import Response
 
+from gocompat import jsonesc
 from svc.query.engine import ScanStats
 
 __all__ = ["json_response", "stats_object", "success_envelope", "text_response"]
 
-_encode = msgspec.json.Encoder().encode
-
 
 def json_response(payload: Any, status: int = 200) -> Response[bytes]:
-    """JSON body with ``<``, ``>`` and ``&`` escaped like Go's encoder, and a trailing newline."""
-    body = (
-        _encode(payload)
-        .replace(b"<", b"\\u003c")
-        .replace(b">", b"\\u003e")
-        .replace(b"&", b"\\u0026")
-    )
-    return Response(body + b"\n", status_code=status, media_type="application/json")
+    """JSON body as Go's encoder writes it (HTML-safe escaping), with a trailing newline."""
+    body = jsonesc.encode(payload) + b"\n"
+    return Response(body, status_code=status, media_type="application/json")
 
 
 def success_envelope(data: Any, stats: ScanStats) -> dict[str, Any]:

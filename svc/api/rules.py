@@ -107,13 +107,16 @@ def _is_local(path: str) -> bool:
     return not (path == ".." or path.startswith("../"))
 
 
+# The reference answers the next two classes of client mistakes (a path segment that does
+# not unescape or leaves its directory, an invalid tenant) with a 500 envelope; we keep its
+# messages and envelope but answer 400 ``bad_data``: nothing a client sends may be a 5xx.
 def _name_param(value: str, what: str) -> str:
     try:
         name = path_unescape(value)
     except ValueError as exc:
-        raise _Answer(envelope_error(str(exc), 500)) from exc
+        raise _Answer(envelope_error(str(exc), 400)) from exc
     if not _is_local(name):
-        raise _Answer(envelope_error(f"invalid {what}: path traversal not allowed", 500))
+        raise _Answer(envelope_error(f"invalid {what}: path traversal not allowed", 400))
     return name
 
 
@@ -145,7 +148,7 @@ def _tenant(request: Request[Any, Any, Any]) -> str:
     try:
         return ruler_tenant(request)
     except BadRequestError as exc:
-        raise _Answer(envelope_error("no org id", 500)) from exc
+        raise _Answer(envelope_error("no org id", 400)) from exc
 
 
 async def _answer(work: Callable[[], Awaitable[Response[bytes]]]) -> Response[bytes]:

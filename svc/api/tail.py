@@ -20,12 +20,13 @@ from litestar import WebSocket, websocket
 from litestar.types.asgi_types import WebSocketResponseBodyEvent, WebSocketResponseStartEvent
 
 import logql_to_sql
+from gocompat import jsonesc
 from logql_to_sql import Direction, ast
 from svc.api.common import API_PREFIXES
 from svc.api.legacy import legacy_query_text, rfc3339_nano
 from svc.api.params import Params, limit_param, timestamp_param
 from svc.errors import BadRequestError, ServiceError, UnauthorizedError
-from svc.ingest.labels import label_key
+from svc.model import Labels, label_key
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.tail import TailEntry, TailHub, TailSubscription
 from svc.runtime import Runtime
@@ -43,18 +44,9 @@ _HUB_KEY = "tail_hub"
 _OPEN_KEY = "open_tails"
 _ONLY_LOG_SELECTORS = "only log selector is supported"
 
-Labels = tuple[tuple[str, str], ...]
-_encode = msgspec.json.Encoder().encode
-
 
 def _json(payload: Any) -> str:
-    body = (
-        _encode(payload)
-        .replace(b"<", b"\\u003c")
-        .replace(b">", b"\\u003e")
-        .replace(b"&", b"\\u0026")
-    )
-    return body.decode()
+    return jsonesc.encode(payload).decode()
 
 
 class TailRequest(msgspec.Struct, frozen=True, kw_only=True):

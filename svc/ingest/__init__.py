@@ -13,9 +13,10 @@ and records a message for each refusal.
 from __future__ import annotations
 
 from svc.ingest.body import check_body_size
-from svc.ingest.model import PushLimits, PushStream
+from svc.ingest.model import PushLimits
 from svc.ingest.otlp import DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES, decode_otlp, encode_otlp_response
 from svc.ingest.push import decode_push
+from svc.model import PushStream
 
 __all__ = [
     "DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from gocompat.fmt import go_quote
+from svc.model import label_key
 
 __all__ = [
     "go_quote",
@@ -36,11 +37,6 @@ def sanitize_label_name(name: str) -> str:
     if name[:1].isdigit():
         name = "key_" + name
     return name
-
-
-def label_key(labels: tuple[tuple[str, str], ...]) -> str:
-    """The canonical label string of sorted ``labels``: ``{a="b", c="d"}``."""
-    return "{" + ", ".join(f"{name}={go_quote(value)}" for name, value in labels) + "}"
 
 
 def utf8_len_exceeds(text: str, limit: int) -> bool:

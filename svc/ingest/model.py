@@ -1,4 +1,4 @@
-"""The normalized result of every push decoder, and the limits the decoders enforce."""
+"""The limits the push decoders enforce (their result, ``PushStream``, is in ``svc.model``)."""
 
 from __future__ import annotations
 
@@ -6,31 +6,13 @@ from dataclasses import dataclass
 
 import msgspec
 
+# Re-exported: the decoders' result type lives in svc.model, below storage and query.
+from svc.model import PushStream
+
 __all__ = ["DecodedPush", "PushLimits", "PushStream", "UnparsableStream"]
 
 _MIB = 1 << 20
 _NS_PER_SECOND = 1_000_000_000
-
-
-class PushStream(msgspec.Struct, frozen=True):
-    """One decoded, validated stream of a push request.
-
-    The three per-entry lists are parallel: entry ``i`` is ``timestamps[i]``,
-    ``lines[i]`` and, when ``metadata`` is not None, ``metadata[i]``. Two streams of
-    one request may share a ``key``: decoders do not merge them.
-    """
-
-    labels: tuple[tuple[str, str], ...]
-    """Label pairs sorted by name; labels with an empty value are dropped."""
-    key: str
-    """Canonical label string, ``{a="b", c="d"}``: names sorted, values Go-quoted."""
-    timestamps: list[int]
-    """Unix nanoseconds, one per entry."""
-    lines: list[str]
-    """Log lines, one per entry."""
-    metadata: list[tuple[tuple[str, str], ...]] | None
-    """Structured metadata pairs per entry (empty values dropped), or None when no
-    entry of this stream has any."""
 
 
 @dataclass(frozen=True, slots=True)

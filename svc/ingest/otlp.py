@@ -31,8 +31,9 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
 from svc.errors import BadRequestError
 from svc.ingest.body import decode_content_encoding, media_type
 from svc.ingest.labels import label_key
-from svc.ingest.model import DecodedPush, PushStream
+from svc.ingest.model import DecodedPush
 from svc.ingest.otlp_values import any_value_text, attribute_pairs
+from svc.model import PushStream
 
 if TYPE_CHECKING:
     from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from gocompat import jsonesc
 from svc.ingest.labels import sanitize_label_name
 
 if TYPE_CHECKING:
@@ -22,11 +23,6 @@ if TYPE_CHECKING:
     from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 __all__ = ["any_value_text", "attribute_pairs", "format_double"]
-
-_JSON = msgspec.json.Encoder(order="sorted")
-_HTML_ESCAPES = str.maketrans(
-    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-)
 
 
 def format_double(value: float) -> str:
@@ -81,7 +77,7 @@ def any_value_text(value: AnyValue) -> str:
         return base64.b64encode(value.bytes_value).decode("ascii")
     if kind == "string_value_strindex":
         return str(value.string_value_strindex)
-    return _JSON.encode(_raw(value)).decode("utf-8").translate(_HTML_ESCAPES)
+    return jsonesc.encode_sorted(_raw(value)).decode("utf-8")
 
 
 def attribute_pairs(attributes: Iterable[KeyValue], prefix: str = "") -> list[tuple[str, str]]:

@@ -18,8 +18,9 @@ from schemas import push_pb2
 from svc.errors import BadRequestError
 from svc.ingest.body import check_body_size, decode_content_encoding, media_type, snappy_decode
 from svc.ingest.labels import label_key, sanitize_label_name
-from svc.ingest.model import DecodedPush, PushLimits, PushStream, UnparsableStream
+from svc.ingest.model import DecodedPush, PushLimits, UnparsableStream
 from svc.ingest.sizes import stream_sizes
+from svc.model import PushStream
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence

@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from gocompat.durations import parse_go_duration, parse_humanize_bytes
 from logql_to_sql import DIALECT, Direction, ast, compile_log_query, json_all, logfmt, sanitize
-from svc.ingest.labels import label_key
+from svc.model import Labels, label_key
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.udfs import register_udfs
 
@@ -36,7 +36,6 @@ __all__ = [
     "recent_entries",
 ]
 
-Labels = tuple[tuple[str, str], ...]
 _ERROR_LABELS = frozenset({"__error__", "__error_details__"})
 _GO_INT = re.compile(r"[+-]?[0-9]+")
 _GO_FLOAT = re.compile(

@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 import pyarrow as pa
 
 from logql_to_sql import sanitize
+from svc.model import Labels
 from svc.query.streams import merge_metadata
 
 __all__ = ["FIELDS_TYPE", "json_fields", "json_fields_batch", "json_result_labels"]
@@ -27,7 +28,6 @@ __all__ = ["FIELDS_TYPE", "json_fields", "json_fields_batch", "json_result_label
 FIELDS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
 
 Fields = list[tuple[str, str]]
-Labels = tuple[tuple[str, str], ...]
 
 
 class _Invalid(ValueError):

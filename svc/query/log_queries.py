@@ -9,6 +9,7 @@ from functools import lru_cache
 import pyarrow as pa
 
 from logql_to_sql import Direction, LogQueryPlan, ast, compile_log_query
+from svc.model import Labels
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.json_fields import json_result_labels
 from svc.query.plan_cache import END, START, mentions_stand_in, with_range
@@ -16,8 +17,6 @@ from svc.query.streams import ResultStream, group_streams
 from svc.query.tenants import MultiView
 
 __all__ = ["LogQueryRequest", "run_log_query", "sample_interval", "stream_labels_lookup"]
-
-Labels = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)

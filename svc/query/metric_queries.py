@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from logql_to_sql import DIALECT, Grid, MetricPlan, ast, compile_metric_query
 from svc.errors import BadRequestError
-from svc.ingest.labels import label_key
+from svc.model import Labels, label_key
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.plan_cache import START, mentions_stand_in, with_range
 
@@ -39,8 +39,6 @@ MAX_SERIES_MESSAGE = (
     "cardinality by adding more specific stream selectors, reducing the time range, or "
     "aggregating results with functions like sum(), count() or topk()"
 )
-
-Labels = tuple[tuple[str, str], ...]
 
 
 @dataclass

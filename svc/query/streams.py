@@ -12,11 +12,9 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from svc.ingest.labels import label_key
+from svc.model import Labels, label_key
 
 __all__ = ["ResultStream", "categorized", "group_streams", "merge_metadata"]
-
-Labels = tuple[tuple[str, str], ...]
 
 
 @dataclass

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from logql_to_sql import Direction, ast, compile_log_query, compile_stream_matchers
+from svc.model import Labels
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.log_queries import stream_labels_lookup
 from svc.query.streams import group_streams
@@ -40,8 +41,6 @@ MAX_PENDING_BYTES = 4 << 20
 MAX_MESSAGE_BYTES = 1 << 20
 """About the most line bytes sent in one message."""
 _QUEUE_BATCHES = 1024
-
-Labels = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from logql_to_sql import ast
-from svc.ingest.labels import label_key
+from svc.model import Labels, label_key
 from svc.query.engine import QueryEngine
 from svc.query.index_stats import stream_usage
 from svc.query.series import matching_streams
@@ -26,8 +26,6 @@ __all__ = ["VolumeRequest", "VolumeResult", "VolumeSeries", "run_volume"]
 
 TENANT_LABEL = "__tenant_id__"
 _MS = 1_000_000
-
-Labels = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)

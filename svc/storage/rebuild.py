@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from svc.ingest.labels import label_key
+from svc.model import label_key
 from svc.storage.catalog import Catalog, FileEntry, FileStreamRow, StreamRow
 from svc.storage.lake import (
     FILE_METADATA_KEY,

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
 from svc.errors import ServiceError
-from svc.ingest.model import PushStream
+from svc.model import PushStream
 from svc.storage.catalog import CATALOG_FILENAME, Catalog, FileEntry, FileStreamRow, StreamRow
 from svc.storage.disk_guard import DiskGuard
 from svc.storage.files import DataDirectoryLock, release_free_memory

@@ -9,10 +9,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from schemas.log_rows import LABEL_MAP
+from svc.model import Labels
 
 __all__ = ["StreamIndex", "StreamInfo", "stream_id_of"]
-
-Labels = tuple[tuple[str, str], ...]
 
 
 def stream_id_of(key: str) -> int:

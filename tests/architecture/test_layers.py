@@ -7,6 +7,7 @@ shortcut through a lazy import fails too.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,15 +37,18 @@ def _modules(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 
 
+def _offences(paths: list[Path], banned: Callable[[str], bool]) -> list[str]:
+    return [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in paths
+        for name in _imports(path)
+        if banned(name)
+    ]
+
+
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_lower_layers_do_not_import_upper_ones(package: str) -> None:
-    offences = [
-        f"{path.relative_to(ROOT)} imports {name}"
-        for path in _modules(package)
-        for name in _imports(path)
-        if name.split(".")[0] in FORBIDDEN[package]
-    ]
-    assert offences == []
+    assert _offences(_modules(package), lambda name: name.split(".")[0] in FORBIDDEN[package]) == []
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
@@ -56,3 +60,19 @@ def test_pure_layers_do_no_io(package: str) -> None:
         if name in IO_MODULES
     ]
     assert offences == []
+
+
+# Inside svc: modules that must not reach up to the named ones.
+SERVICE_RULES = {
+    "svc/storage": ("svc.ingest", "svc.query", "svc.api"),
+    "svc/config_schema.py": ("svc.config",),
+    "svc/model.py": ("svc.",),
+    "svc/query": ("svc.ingest", "svc.api"),
+}
+
+
+@pytest.mark.parametrize("place", sorted(SERVICE_RULES))
+def test_service_modules_do_not_import_upwards(place: str) -> None:
+    root = ROOT / place
+    paths = sorted(root.rglob("*.py")) if root.is_dir() else [root]
+    assert _offences(paths, lambda name: name.startswith(SERVICE_RULES[place])) == []

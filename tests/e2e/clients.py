@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import snappy
@@ -14,6 +14,7 @@ from schemas import push_pb2
 
 __all__ = [
     "Entry",
+    "Service",
     "json_body",
     "now_ns",
     "protobuf_body",
@@ -23,6 +24,16 @@ __all__ = [
 ]
 
 Entry = tuple[int, str] | tuple[int, str, dict[str, str]]
+
+
+class Service(Protocol):
+    """A running service a test talks to: a real process or the app in this process."""
+
+    def client(self, tenant: str | None = None) -> httpx.Client:
+        """A client whose requests name ``tenant`` (none when it is None)."""
+        ...
+
+
 Streams = list[tuple[dict[str, str], list[Entry]]]
 
 

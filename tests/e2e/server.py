@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import yaml
 
-__all__ = ["Server", "free_port", "merge"]
+__all__ = ["Server", "base_config", "free_port", "merge"]
 
 
 def free_port() -> int:
@@ -27,7 +27,7 @@ def free_port() -> int:
 
 
 def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    """``extra`` over ``base``, mappings merged key by key."""
+    """``base`` with ``extra``'s keys, nested sections merged key by key."""
     out = dict(base)
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -35,6 +35,22 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def base_config(data_dir: Path) -> dict[str, Any]:
+    """What every test instance sets: its data directory, old samples accepted, and
+    ingestion rates no test reaches unless it is about them (tests push big bodies in
+    bursts)."""
+    return {
+        "common": {"path_prefix": str(data_dir)},
+        "limits_config": {
+            "reject_old_samples": False,
+            "ingestion_rate_mb": 1024,
+            "ingestion_burst_size_mb": 1024,
+            "per_stream_rate_limit": "1GB",
+            "per_stream_rate_limit_burst": "1GB",
+        },
+    }
 
 
 @dataclass
@@ -61,20 +77,8 @@ class Server:
         return self.root / "svc.log"
 
     def config(self) -> dict[str, Any]:
-        base = {
-            "server": {"http_listen_address": "127.0.0.1", "http_listen_port": self.port},
-            "common": {"path_prefix": str(self.data_dir)},
-            # Tests push old timestamps, and big bodies in bursts: only the tests of
-            # those limits turn them on.
-            "limits_config": {
-                "reject_old_samples": False,
-                "ingestion_rate_mb": 1024,
-                "ingestion_burst_size_mb": 1024,
-                "per_stream_rate_limit": "1GB",
-                "per_stream_rate_limit_burst": "1GB",
-            },
-        }
-        return merge(base, self.overrides)
+        listen = {"server": {"http_listen_address": "127.0.0.1", "http_listen_port": self.port}}
+        return merge(merge(base_config(self.data_dir), listen), self.overrides)
 
     def start(self, *, wait: bool = True) -> Server:
         self.root.mkdir(parents=True, exist_ok=True)

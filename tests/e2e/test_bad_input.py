@@ -9,8 +9,8 @@ import pytest
 
 from tests.e2e.clients import query_range
 from tests.e2e.server import Server
+from tests.timeline import BASE
 
-BASE = 1_700_000_000_000_000_000
 HUGE = "99999999999999999999999999"
 WINDOW = {"start": str(BASE), "end": str(BASE + 60 * 10**9)}
 

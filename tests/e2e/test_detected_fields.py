@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import Entry, now_ns, push
-from tests.e2e.server import Server
 
 SECOND = 1_000_000_000
 FIELDS = "/svc/api/v1/detected_fields"
@@ -37,8 +37,8 @@ def _entries(now: int) -> list[Entry]:
 
 
 @pytest.fixture
-def pushed(server: Server, tenant: str) -> httpx.Client:
-    client = server.client(tenant)
+def pushed(app: InProcessApp, tenant: str) -> httpx.Client:
+    client = app.client(tenant)
     response = push(client, [({"app": "df"}, _entries(now_ns()))])
     assert response.status_code == 204, response.text
     return client
@@ -131,8 +131,8 @@ def test_values(pushed: httpx.Client) -> None:
     assert missing == {"values": [], "limit": 1000}
 
 
-def test_no_data(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def test_no_data(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         assert _fields(client) == {"fields": [], "limit": 1000}
 
 
@@ -166,8 +166,8 @@ def test_no_data(server: Server, tenant: str) -> None:
         ),
     ],
 )
-def test_validation(server: Server, tenant: str, params: dict[str, str], message: str) -> None:
-    with server.client(tenant) as client:
+def test_validation(app: InProcessApp, tenant: str, params: dict[str, str], message: str) -> None:
+    with app.client(tenant) as client:
         for path in (FIELDS, "/svc/api/v1/detected_field/level/values"):
             response = client.get(path, params={"query": '{app="df"}', **params})
             assert (response.status_code, response.text) == (400, message)

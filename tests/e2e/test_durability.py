@@ -9,15 +9,16 @@ from collections.abc import Callable
 import httpx
 import pyarrow.parquet as pq
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push, query_range, stream_values
 from tests.e2e.server import Server
+from tests.timeline import BASE, WINDOW
 
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9), "limit": "5000"}
+WINDOW_ALL = {**WINDOW, "limit": "5000"}
 
 
 def _lines(client: httpx.Client, query: str = '{app=~".+"}') -> list[str]:
-    data = query_range(client, query, **WINDOW)
+    data = query_range(client, query, **WINDOW_ALL)
     return sorted(line for _, values in stream_values(data) for _, line in values)
 
 
@@ -31,7 +32,7 @@ def test_restart_keeps_everything_and_flush_changes_no_answer(
     ]
     with srv.client("t") as client:
         assert push(client, streams).status_code == 204
-        before = query_range(client, '{app=~".+"} |= "1"', **WINDOW)
+        before = query_range(client, '{app=~".+"} |= "1"', **WINDOW_ALL)
     assert (
         not list((srv.data_dir / "lake").rglob("*.parquet"))
         if (srv.data_dir / "lake").exists()
@@ -46,23 +47,27 @@ def test_restart_keeps_everything_and_flush_changes_no_answer(
 
     srv.start()
     with srv.client("t") as client:
-        after = query_range(client, '{app=~".+"} |= "1"', **WINDOW)
-        labels = client.get("/svc/api/v1/labels", params=WINDOW).json()
+        after = query_range(client, '{app=~".+"} |= "1"', **WINDOW_ALL)
+        labels = client.get("/svc/api/v1/labels", params=WINDOW_ALL).json()
     assert stream_values(after) == stream_values(before)
     assert labels["data"] == ["app", "env"]
 
 
-def test_query_spans_parquet_and_head(make_server: Callable[..., Server]) -> None:
-    srv = make_server()
+def test_query_spans_parquet_and_head(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app()
     with srv.client("t") as client:
         push(client, [({"app": "x"}, [(BASE + 1, "flushed")])])
     srv.restart()
     with srv.client("t") as client:
         push(client, [({"app": "x"}, [(BASE + 2, "in head")])])
-        data = query_range(client, '{app="x"}', **WINDOW)
+        data = query_range(client, '{app="x"}', **WINDOW_ALL)
     assert stream_values(data) == [
         ({"app": "x"}, [[str(BASE + 2), "in head"], [str(BASE + 1), "flushed"]])
     ]
+    # One entry came from a Parquet file, the other from the head.
+    assert data["stats"]["querier"]["store"]["totalChunksRef"] == 1
+    assert data["stats"]["querier"]["store"]["chunk"]["decompressedLines"] == 1
+    assert data["stats"]["ingester"]["totalLinesSent"] == 1
 
 
 def test_kill_9_loses_no_acknowledged_push(make_server: Callable[..., Server]) -> None:
@@ -88,7 +93,11 @@ def test_kill_9_loses_no_acknowledged_push(make_server: Callable[..., Server]) -
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
     for thread in threads:
         thread.start()
-    time.sleep(1.5)
+    # Kill in the middle of the traffic: once enough pushes were acknowledged, not after
+    # a fixed time (which on a slow machine may come before the first one).
+    deadline = time.monotonic() + 30
+    while len(acknowledged) < 200 and time.monotonic() < deadline:
+        time.sleep(0.01)
     srv.kill()
     stop.set()
     for thread in threads:
@@ -113,8 +122,8 @@ def test_wal_replay_then_flush_keeps_entries_once(make_server: Callable[..., Ser
         assert _lines(client, '{app="r"}') == sorted(f"r{i}" for i in range(10))
 
 
-def test_limited_queries_stop_reading_older_files(make_server: Callable[..., Server]) -> None:
-    srv = make_server({"querier": {"log_scan_group_rows": 1}})
+def test_limited_queries_stop_reading_older_files(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app({"querier": {"log_scan_group_rows": 1}})
     for hour in range(4):
         with srv.client("t") as client:
             entries = [(BASE + hour * 3600 * 10**9 + i, f"h{hour} e{i}") for i in range(5)]

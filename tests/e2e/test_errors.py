@@ -9,60 +9,68 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from tests.e2e.clients import json_body, push, query_range
-from tests.e2e.server import Server
-
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9)}
+from tests.e2e.app import InProcessApp
+from tests.e2e.clients import Service, json_body, push, query_range
+from tests.timeline import BASE, WINDOW
 
 
-def _assert_nothing_stored(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def _assert_nothing_stored(app: Service, tenant: str) -> None:
+    with app.client(tenant) as client:
         assert query_range(client, '{a=~".+"}', **WINDOW)["result"] == []
         assert client.get("/svc/api/v1/labels", params=WINDOW).json() == {"status": "success"}
 
 
 def _post(
-    server: Server, tenant: str, body: bytes, content_type: str = "application/json", **headers: str
+    app: Service, tenant: str, body: bytes, content_type: str = "application/json", **headers: str
 ) -> httpx.Response:
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         return client.post(
             "/svc/api/v1/push", content=body, headers={"Content-Type": content_type, **headers}
         )
 
 
 @pytest.mark.parametrize(
-    ("body", "fragment"),
+    ("body", "message"),
     [
-        (
+        pytest.param(
             b'{"streams":[{"stream":{"a":"b"},"values":[[1700000000000000000,"x"]]}]}',
-            "Expected `str`",
+            "Expected `str`, got `int` - at `$.streams[0].values[0][0]`",
+            id="number-timestamp",
         ),
-        (b'{"streams":[{"stream":{"a":"b"},"values":[["17e8","x"]]}]}', ""),
-        (b'{"streams": [', ""),
-        (b"not json", ""),
-        (b'{"streams":[{"stream":{"a":1},"values":[]}]}', ""),
+        pytest.param(
+            b'{"streams":[{"stream":{"a":"b"},"values":[["17e8","x"]]}]}',
+            'invalid timestamp "17e8": expected a string of integer Unix nanoseconds'
+            " - at `$.streams[0].values[0][0]`",
+            id="float-timestamp",
+        ),
+        pytest.param(b'{"streams": [', "Input data was truncated", id="truncated"),
+        pytest.param(b"not json", "JSON is malformed: invalid character (byte 4)", id="not-json"),
+        pytest.param(
+            b'{"streams":[{"stream":{"a":1},"values":[]}]}',
+            "Expected `str`, got `int` - at `$.streams[0].stream[...]`",
+            id="number-label-value",
+        ),
     ],
 )
 def test_malformed_json_push_is_400_and_writes_nothing(
-    server: Server, tenant: str, body: bytes, fragment: str
+    app: InProcessApp, tenant: str, body: bytes, message: str
 ) -> None:
-    response = _post(server, tenant, body)
-    assert response.status_code == 400
-    assert fragment in response.text
-    _assert_nothing_stored(server, tenant)
+    response = _post(app, tenant, body)
+    # Push errors are written as Go's http.Error writes them: with a newline.
+    assert (response.status_code, response.text) == (400, message + "\n")
+    _assert_nothing_stored(app, tenant)
 
 
-def test_a_bad_stream_is_refused_and_the_rest_written(server: Server, tenant: str) -> None:
+def test_a_bad_stream_is_refused_and_the_rest_written(app: InProcessApp, tenant: str) -> None:
     good = {"stream": {"a": "good"}, "values": [[str(BASE), "x"]]}
     bad = {"stream": {"a-b": "bad"}, "values": [[str(BASE), "y"]]}
-    response = _post(server, tenant, json.dumps({"streams": [good, bad]}).encode())
-    assert response.status_code == 400
-    assert response.text == (
-        "error parsing labels '{a-b=\"bad\"}' with error: invalid label name 'a-b'\n"
+    response = _post(app, tenant, json.dumps({"streams": [good, bad]}).encode())
+    assert (response.status_code, response.text) == (
+        400,
+        "error parsing labels '{a-b=\"bad\"}' with error: invalid label name 'a-b'\n",
     )
     assert response.headers["x-content-type-options"] == "nosniff"
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         result = query_range(client, '{a=~".+"}', **WINDOW)["result"]
     assert [(s["stream"], s["values"]) for s in result] == [({"a": "good"}, [[str(BASE), "x"]])]
 
@@ -76,7 +84,7 @@ def test_a_bad_stream_is_refused_and_the_rest_written(server: Server, tenant: st
     ],
 )
 def test_unparsable_protobuf_labels_are_400(
-    server: Server, tenant: str, labels: str, message: str
+    app: InProcessApp, tenant: str, labels: str, message: str
 ) -> None:
     import snappy
 
@@ -89,15 +97,17 @@ def test_unparsable_protobuf_labels_are_400(
     entry.timestamp.FromNanoseconds(BASE)
     entry.line = "x"
     response = _post(
-        server, tenant, snappy.compress(request.SerializeToString()), "application/x-protobuf"
+        app, tenant, snappy.compress(request.SerializeToString()), "application/x-protobuf"
     )
     assert response.status_code == 400
     assert response.text.startswith(message)
-    _assert_nothing_stored(server, tenant)
+    _assert_nothing_stored(app, tenant)
 
 
-def test_corrupt_snappy_is_400(server: Server, tenant: str) -> None:
-    assert _post(server, tenant, b"\xff\xffgarbage", "application/x-protobuf").status_code == 400
+def test_corrupt_snappy_is_400(app: InProcessApp, tenant: str) -> None:
+    response = _post(app, tenant, b"\xff\xffgarbage", "application/x-protobuf")
+    assert (response.status_code, response.text) == (400, "snappy: corrupt input\n")
+    _assert_nothing_stored(app, tenant)
 
 
 @pytest.mark.parametrize(
@@ -115,9 +125,10 @@ def test_corrupt_snappy_is_400(server: Server, tenant: str) -> None:
     ],
 )
 def test_tenant_errors_on_push_and_query(
-    server: Server, headers: dict[str, str], status: int, message: str
+    app: InProcessApp, headers: dict[str, str], status: int, message: str
 ) -> None:
-    with httpx.Client(base_url=server.url, headers=headers) as client:
+    with app.client() as client:
+        client.headers.update(headers)
         pushed = client.post(
             "/svc/api/v1/push",
             content=json_body([({"a": "b"}, [(BASE, "x")])]),
@@ -174,19 +185,47 @@ def test_tenant_errors_on_push_and_query(
             'that does not have an empty-compatible value. For instance, app=~".*" '
             'does not meet this requirement, but app=~".+" will',
         ),
+        *(
+            (
+                {"query": f'{{a="b"}} | {stage}'},
+                f"parse error : stage '| {stage}' : {cause}: template: {name}:1: {error}",
+            )
+            for stage, cause, name, error in [
+                ('line_format "{{if}}"', "invalid line template", "line", "missing value for if"),
+                (
+                    'line_format "{{$x}}"',
+                    "invalid line template",
+                    "line",
+                    'undefined variable "$x"',
+                ),
+                (
+                    'line_format "{{break}}"',
+                    "invalid line template",
+                    "line",
+                    "{{break}} outside {{range}}",
+                ),
+                ('line_format "{{(.a}}"', "invalid line template", "line", "unclosed left paren"),
+                (
+                    'label_format x="{{.a | nope}}"',
+                    "invalid template for label 'x'",
+                    "label",
+                    'function "nope" not defined',
+                ),
+            ]
+        ),
     ],
 )
 def test_query_range_parameter_errors(
-    server: Server, tenant: str, params: dict[str, str], message: str
+    app: InProcessApp, tenant: str, params: dict[str, str], message: str
 ) -> None:
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         response = client.get("/svc/api/v1/query_range", params={"query": '{a="b"}', **params})
     assert (response.status_code, response.text) == (400, message)
     assert response.headers["content-type"].startswith("text/plain")
 
 
-def test_instant_query_rejects_log_queries(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def test_instant_query_rejects_log_queries(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         response = client.get("/svc/api/v1/query", params={"query": '{a="b"}'})
     assert response.status_code == 400
     assert response.text == (
@@ -195,13 +234,17 @@ def test_instant_query_rejects_log_queries(server: Server, tenant: str) -> None:
     )
 
 
-def test_series_without_match_is_400(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
-        assert client.get("/svc/api/v1/series").status_code == 400
+def test_series_without_match_is_400(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
+        response = client.get("/svc/api/v1/series")
+    assert (response.status_code, response.text) == (
+        400,
+        "at least one match[] argument must be provided",
+    )
 
 
-def test_body_over_max_recv_msg_size_is_413(make_server: Callable[..., Server]) -> None:
-    srv = make_server({"distributor": {"max_recv_msg_size": 1000, "max_decompressed_size": 5000}})
+def test_body_over_max_recv_msg_size_is_413(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app({"distributor": {"max_recv_msg_size": 1000, "max_decompressed_size": 5000}})
     big = json_body([({"a": "b"}, [(BASE, "x" * 2000)])])
     with srv.client("t") as client:
         response = client.post(
@@ -223,22 +266,22 @@ def test_body_over_max_recv_msg_size_is_413(make_server: Callable[..., Server]) 
 
 
 def test_blocked_ingestion_answers_the_configured_status(
-    make_server: Callable[..., Server],
+    make_app: Callable[..., InProcessApp],
 ) -> None:
-    srv = make_server({"limits_config": {"block_ingestion_until": "2999-01-01T00:00:00Z"}})
+    srv = make_app({"limits_config": {"block_ingestion_until": "2999-01-01T00:00:00Z"}})
     with srv.client("t") as client:
         response = push(client, [({"a": "b"}, [(BASE, "x")])])
-    assert response.status_code == 260
-    assert response.text == (
-        "ingestion blocked for user 't' until '2999-01-01T00:00:00Z' with status code '260'\n"
+    assert (response.status_code, response.text) == (
+        260,
+        "ingestion blocked for user 't' until '2999-01-01T00:00:00Z' with status code '260'\n",
     )
     _assert_nothing_stored(srv, "t")
 
 
 def test_blocked_ingestion_with_status_200_drops_silently(
-    make_server: Callable[..., Server],
+    make_app: Callable[..., InProcessApp],
 ) -> None:
-    srv = make_server(
+    srv = make_app(
         {
             "limits_config": {
                 "block_ingestion_until": "2999-01-01T00:00:00Z",
@@ -253,8 +296,8 @@ def test_blocked_ingestion_with_status_200_drops_silently(
     _assert_nothing_stored(srv, "t")
 
 
-def test_auth_disabled_uses_the_fake_tenant(make_server: Callable[..., Server]) -> None:
-    srv = make_server({"auth_enabled": False})
+def test_auth_disabled_uses_the_fake_tenant(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app({"auth_enabled": False})
     with srv.client() as client:
         assert push(client, [({"a": "b"}, [(BASE, "x")])]).status_code == 204
         assert len(query_range(client, '{a="b"}', **WINDOW)["result"]) == 1

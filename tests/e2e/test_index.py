@@ -9,11 +9,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import Streams, push
-from tests.e2e.server import Server
+from tests.timeline import BASE, SECOND
 
-BASE = 1_700_000_000_000_000_000
-SECOND = 1_000_000_000
 WINDOW = {"start": str(BASE), "end": str(BASE + 3600 * SECOND)}
 
 
@@ -53,9 +52,9 @@ def _is_web(labels: dict[str, str]) -> bool:
     return labels.get("app") == "web"
 
 
-def test_stats_shape_and_figures_from_the_head(server: Server, tenant: str) -> None:
+def test_stats_shape_and_figures_from_the_head(app: InProcessApp, tenant: str) -> None:
     corpus = _corpus()
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         assert push(client, corpus).status_code == 204
         raw = client.get("/svc/api/v1/index/stats", params={"query": '{app="web"}', **WINDOW})
         body = _stats(client, '{app=~".+"}', **WINDOW)
@@ -71,9 +70,9 @@ def test_stats_shape_and_figures_from_the_head(server: Server, tenant: str) -> N
     }
 
 
-def test_stats_are_the_same_after_a_flush(server: Server, tenant: str) -> None:
+def test_stats_are_the_same_after_a_flush(app: InProcessApp, tenant: str) -> None:
     corpus = _corpus()
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, corpus)
         before = _stats(client, '{env="prod"}', **WINDOW)
         assert client.post("/flush").status_code == 204
@@ -82,7 +81,7 @@ def test_stats_are_the_same_after_a_flush(server: Server, tenant: str) -> None:
     assert before == after == {**expected, "chunks": 2}
 
 
-def test_stats_count_only_entries_inside_the_range(server: Server, tenant: str) -> None:
+def test_stats_count_only_entries_inside_the_range(app: InProcessApp, tenant: str) -> None:
     # Fixed-width lines: entries are exact at the range edges, and so are the bytes.
     corpus: Streams = [
         ({"app": "edge"}, [(BASE + i * SECOND, f"line{i:03d}") for i in range(100)]),
@@ -90,7 +89,7 @@ def test_stats_count_only_entries_inside_the_range(server: Server, tenant: str) 
     ]
     start, end = BASE + 25 * SECOND, BASE + 60 * SECOND
     window = {"start": str(start), "end": str(end)}
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, corpus)
         head = _stats(client, '{app="edge"}', **window)
         client.post("/flush")
@@ -101,9 +100,9 @@ def test_stats_count_only_entries_inside_the_range(server: Server, tenant: str) 
 
 
 def test_stats_limit_zero_is_rejected_but_volume_takes_the_default(
-    server: Server, tenant: str
+    app: InProcessApp, tenant: str
 ) -> None:
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         stats = client.get("/loki/api/v1/index/stats", params={"query": '{a="b"}', "limit": "0"})
         volume = client.get(
             "/loki/api/v1/index/volume_range", params={"query": '{a="b"}', "limit": "0"}
@@ -112,8 +111,8 @@ def test_stats_limit_zero_is_rejected_but_volume_takes_the_default(
     assert volume.status_code == 200
 
 
-def test_stats_for_no_match_and_post_form(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def test_stats_for_no_match_and_post_form(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         push(client, _corpus())
         nothing = _stats(client, '{app="nope"}', **WINDOW)
         posted = client.post(
@@ -149,9 +148,9 @@ def test_stats_for_no_match_and_post_form(server: Server, tenant: str) -> None:
 )
 @pytest.mark.parametrize("path", ["/index/stats", "/index/volume_range"])
 def test_range_parameter_errors(
-    server: Server, tenant: str, path: str, params: dict[str, str], message: str
+    app: InProcessApp, tenant: str, path: str, params: dict[str, str], message: str
 ) -> None:
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         response = client.get("/loki/api/v1" + path, params=params)
     assert response.status_code == 400
     assert response.text == message
@@ -179,9 +178,9 @@ def _bytes_by(corpus: Streams, key: Callable[[dict[str, str]], str | None]) -> d
     return dict(out)
 
 
-def test_volume_aggregates_into_the_selector_labels(server: Server, tenant: str) -> None:
+def test_volume_aggregates_into_the_selector_labels(app: InProcessApp, tenant: str) -> None:
     corpus = _corpus()
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, corpus)
         data = _volume(client, "volume", '{app=~".+"}', **WINDOW)
     expected = _bytes_by(corpus, lambda s: s.get("app"))
@@ -193,9 +192,9 @@ def test_volume_aggregates_into_the_selector_labels(server: Server, tenant: str)
     ]
 
 
-def test_volume_target_labels_limit_and_labels_aggregation(server: Server, tenant: str) -> None:
+def test_volume_target_labels_limit_and_labels_aggregation(app: InProcessApp, tenant: str) -> None:
     corpus = _corpus()
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, corpus)
         client.post("/flush")
         by_env = _volume(client, "volume", '{app=~".+"}', targetLabels="env", **WINDOW)
@@ -219,13 +218,13 @@ def test_volume_target_labels_limit_and_labels_aggregation(server: Server, tenan
     assert len(zero["result"]) == 2  # limit=0 means the default
 
 
-def test_volume_range_buckets_by_step(server: Server, tenant: str) -> None:
+def test_volume_range_buckets_by_step(app: InProcessApp, tenant: str) -> None:
     corpus: Streams = [
         ({"app": "r"}, [(BASE + i * SECOND, "abcd") for i in range(25)]),
         ({"app": "s"}, [(BASE + 12 * SECOND, "zz")]),
     ]
     end = BASE + 30 * SECOND
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, corpus)
         data = _volume(
             client, "volume_range", '{app=~"r|s"}', start=str(BASE), end=str(end), step="10s"
@@ -261,15 +260,15 @@ def test_volume_range_buckets_by_step(server: Server, tenant: str) -> None:
     ],
 )
 def test_volume_parameter_errors(
-    server: Server, tenant: str, params: dict[str, str], message: str
+    app: InProcessApp, tenant: str, params: dict[str, str], message: str
 ) -> None:
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         response = client.get("/svc/api/v1/index/volume", params={"query": '{app="a"}', **params})
     assert (response.status_code, response.text) == (400, message)
 
 
-def test_volume_disabled_answers_not_found(make_server: Callable[..., Server]) -> None:
-    srv = make_server({"limits_config": {"volume_enabled": False}})
+def test_volume_disabled_answers_not_found(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app({"limits_config": {"volume_enabled": False}})
     with srv.client("t") as client:
         for path in ("volume", "volume_range"):
             response = client.get(f"/loki/api/v1/index/{path}", params={"query": '{a="b"}'})
@@ -279,17 +278,17 @@ def test_volume_disabled_answers_not_found(make_server: Callable[..., Server]) -
         )
 
 
-def test_volume_post_form(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def test_volume_post_form(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         push(client, _corpus())
         response = client.post("/svc/api/v1/index/volume", data={"query": '{team="ops"}', **WINDOW})
     assert response.status_code == 200
     assert response.json()["data"]["result"][0]["metric"] == {"team": "ops"}
 
 
-def test_volume_match_any_aggregates_full_label_sets(server: Server, tenant: str) -> None:
+def test_volume_match_any_aggregates_full_label_sets(app: InProcessApp, tenant: str) -> None:
     corpus = _corpus()
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, corpus)
         data = _volume(client, "volume", "{}", **WINDOW)
     expected = sorted(

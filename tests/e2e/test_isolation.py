@@ -6,17 +6,15 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.e2e.clients import push, query_range, stream_values
-from tests.e2e.server import Server
-
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9)}
+from tests.e2e.app import InProcessApp
+from tests.e2e.clients import Service, push, query_range, stream_values
+from tests.timeline import BASE, WINDOW
 
 # Valid tenant IDs made of every glob, quote and path character the spec allows.
 HOSTILE_TENANTS = ["*", "a*", "'", "a')--", "(x)", "!", "..a", "a..", "_.-", "A"]
 
 
-def _everything(server: Server, tenant: str) -> dict[str, object]:
+def _everything(server: Service, tenant: str) -> dict[str, object]:
     with server.client(tenant) as client:
         return {
             "query": stream_values(query_range(client, '{app=~".+"}', **WINDOW)),
@@ -28,9 +26,9 @@ def _everything(server: Server, tenant: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("flush", [False, True], ids=["head", "parquet"])
 def test_hostile_tenants_see_only_their_own_data(
-    make_server: Callable[..., Server], flush: bool
+    make_app: Callable[..., InProcessApp], flush: bool
 ) -> None:
-    srv = make_server()
+    srv = make_app()
     tenants = ["a", *HOSTILE_TENANTS]
     for tenant in tenants:
         with srv.client(tenant) as client:
@@ -53,9 +51,9 @@ def test_hostile_tenants_see_only_their_own_data(
     assert fresh["labels"] == {"status": "success"}
 
 
-def test_label_values_with_sql_fragments_stay_data(server: Server, tenant: str) -> None:
+def test_label_values_with_sql_fragments_stay_data(app: InProcessApp, tenant: str) -> None:
     value = "x' OR 1=1; DROP TABLE streams; --"
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, [({"app": value}, [(BASE, "one")]), ({"app": "other"}, [(BASE, "two")])])
         data = query_range(client, '{app="x\' OR 1=1; DROP TABLE streams; --"}', **WINDOW)
         regex = query_range(client, '{app=~"x\' OR 1=1.*"}', **WINDOW)

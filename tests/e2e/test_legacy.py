@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push, query_range
-from tests.e2e.server import Server
+from tests.timeline import BASE, SECOND
 
-BASE = 1_700_000_000_000_000_000
-SECOND = 1_000_000_000
 WINDOW = {"start": str(BASE), "end": str(BASE + 600 * SECOND)}
 
 
-def _push(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def _push(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         push(
             client,
             [
@@ -26,9 +25,9 @@ def _push(server: Server, tenant: str) -> None:
         )
 
 
-def test_query_legacy_shape(server: Server, tenant: str) -> None:
-    _push(server, tenant)
-    with server.client(tenant) as client:
+def test_query_legacy_shape(app: InProcessApp, tenant: str) -> None:
+    _push(app, tenant)
+    with app.client(tenant) as client:
         response = client.get("/api/prom/query", params={"query": '{app="old"}', **WINDOW})
         v1 = query_range(client, '{app="old"}', **WINDOW)
     assert response.status_code == 200
@@ -52,9 +51,9 @@ def test_query_legacy_shape(server: Server, tenant: str) -> None:
     assert len(v1["result"]) == 2
 
 
-def test_query_regexp_limit_and_direction(server: Server, tenant: str) -> None:
-    _push(server, tenant)
-    with server.client(tenant) as client:
+def test_query_regexp_limit_and_direction(app: InProcessApp, tenant: str) -> None:
+    _push(app, tenant)
+    with app.client(tenant) as client:
         filtered = client.get(
             "/api/prom/query", params={"query": '{app="old"}', "regexp": "err|sec", **WINDOW}
         ).json()
@@ -86,15 +85,15 @@ def test_query_regexp_limit_and_direction(server: Server, tenant: str) -> None:
         ),
     ],
 )
-def test_query_errors(server: Server, tenant: str, params: dict[str, str], message: str) -> None:
-    with server.client(tenant) as client:
+def test_query_errors(app: InProcessApp, tenant: str, params: dict[str, str], message: str) -> None:
+    with app.client(tenant) as client:
         response = client.get("/api/prom/query", params=params)
     assert (response.status_code, response.text) == (400, message)
 
 
-def test_labels_values_and_series(server: Server, tenant: str) -> None:
-    _push(server, tenant)
-    with server.client(tenant) as client:
+def test_labels_values_and_series(app: InProcessApp, tenant: str) -> None:
+    _push(app, tenant)
+    with app.client(tenant) as client:
         names = client.get("/api/prom/label", params=WINDOW)
         values = client.get("/api/prom/label/env/values", params=WINDOW)
         none = client.get("/api/prom/label/nope/values", params=WINDOW)

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push
-from tests.e2e.server import Server
 
 S = 10**9
 
 
 @pytest.fixture(scope="module")
-def data(server: Server) -> Iterator[str]:
+def data(app: InProcessApp) -> Iterator[str]:
     """One tenant with the conformance corpus of LOGQL.md 6 and 12."""
     tenant = "metrics-corpus"
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, [({"a": "b"}, [(t * S, "x") for t in (20, 40, 60, 80)])])
         push(client, [({"app": "r"}, [(t * S, f"line{t}") for t in range(10, 121, 10)])])
         push(
@@ -40,15 +40,15 @@ def data(server: Server) -> Iterator[str]:
     yield tenant
 
 
-def _instant(server: Server, tenant: str, query: str, time: str) -> Any:
-    with server.client(tenant) as client:
+def _instant(app: InProcessApp, tenant: str, query: str, time: str) -> Any:
+    with app.client(tenant) as client:
         response = client.get("/svc/api/v1/query", params={"query": query, "time": time})
     assert response.status_code == 200, response.text
     return response.json()["data"]
 
 
-def _range(server: Server, tenant: str, query: str, start: str, end: str, step: str) -> Any:
-    with server.client(tenant) as client:
+def _range(app: InProcessApp, tenant: str, query: str, start: str, end: str, step: str) -> Any:
+    with app.client(tenant) as client:
         response = client.get(
             "/svc/api/v1/query_range",
             params={"query": query, "start": start, "end": end, "step": step},
@@ -178,16 +178,16 @@ def _range(server: Server, tenant: str, query: str, start: str, end: str, step: 
     ],
 )
 def test_instant_queries(
-    server: Server, data: str, query: str, time: str, expected: list[tuple[dict[str, str], str]]
+    app: InProcessApp, data: str, query: str, time: str, expected: list[tuple[dict[str, str], str]]
 ) -> None:
-    result = _instant(server, data, query, time)
+    result = _instant(app, data, query, time)
     assert result["resultType"] == "vector"
     assert [(r["metric"], r["value"][1]) for r in result["result"]] == expected
     assert all(r["value"][0] == int(time) for r in result["result"])
 
 
-def test_scalar_literal_time_is_milliseconds(server: Server, data: str) -> None:
-    result = _instant(server, data, "1+1", "1700000000.5")
+def test_scalar_literal_time_is_milliseconds(app: InProcessApp, data: str) -> None:
+    result = _instant(app, data, "1+1", "1700000000.5")
     assert result == {**result, "resultType": "scalar", "result": [1700000000500, "2"]}
 
 
@@ -231,25 +231,25 @@ def test_scalar_literal_time_is_milliseconds(server: Server, data: str) -> None:
     ],
 )
 def test_range_queries(
-    server: Server, data: str, query: str, window: tuple[str, str, str], expected: Any
+    app: InProcessApp, data: str, query: str, window: tuple[str, str, str], expected: Any
 ) -> None:
-    result = _range(server, data, query, *window)
+    result = _range(app, data, query, *window)
     assert result["resultType"] == "matrix"
     assert [(r["metric"], r["values"]) for r in result["result"]] == expected
 
 
-def test_same_shape_over_another_range(server: Server, data: str) -> None:
+def test_same_shape_over_another_range(app: InProcessApp, data: str) -> None:
     """A plan compiled once per (query, step, steps) answers each range with its own start;
     entries of {a="b"} are at 20, 40, 60 and 80 s."""
     query = 'count_over_time({a="b"}[1m])'
-    later = _range(server, data, query, "60", "100", "20")["result"]
-    earlier = _range(server, data, query, "20", "60", "20")["result"]
+    later = _range(app, data, query, "60", "100", "20")["result"]
+    earlier = _range(app, data, query, "20", "60", "20")["result"]
     assert later == [{"metric": {"a": "b"}, "values": [[60, "3"], [80, "3"], [100, "2"]]}]
     assert earlier == [{"metric": {"a": "b"}, "values": [[20, "1"], [40, "2"], [60, "3"]]}]
 
 
-def test_pipeline_error_fails_the_query(server: Server, data: str) -> None:
-    with server.client(data) as client:
+def test_pipeline_error_fails_the_query(app: InProcessApp, data: str) -> None:
+    with app.client(data) as client:
         response = client.get(
             "/svc/api/v1/query",
             params={"query": 'count_over_time({app="j"} | json [1m])', "time": "60"},
@@ -263,23 +263,30 @@ def test_pipeline_error_fails_the_query(server: Server, data: str) -> None:
     assert response.text.endswith('(e.g | unwrap latency | __error__="" )\n')
 
 
-def test_unwrap_failure_is_a_sample_extraction_error(server: Server, data: str) -> None:
+def test_unwrap_failure_is_a_sample_extraction_error(app: InProcessApp, data: str) -> None:
     query = 'sum_over_time({app="r"} | regexp "(?P<n>line.*)" | unwrap n [1m])'
-    with server.client(data) as client:
+    with app.client(data) as client:
         failed = client.get("/svc/api/v1/query", params={"query": query, "time": "60"})
         skipped = client.get(
             "/svc/api/v1/query",
             params={"query": query.replace("unwrap n", 'unwrap n | __error__=""'), "time": "60"},
         )
-    assert failed.status_code == 400
-    assert "SampleExtractionErr" in failed.text
+    assert (failed.status_code, failed.text) == (
+        400,
+        "pipeline error: 'SampleExtractionErr' for series: '{__error__=\"SampleExtractionErr\", "
+        '__error_details__="strconv.ParseFloat: parsing \\"line10\\": invalid syntax", '
+        'app="r", n="line10"}\'.\n'
+        'Use a label filter to intentionally skip this error. (e.g | __error__!="SampleExtractionErr").\n'
+        'To skip all potential errors you can match empty errors.(e.g __error__="")\n'
+        'The label filter can also be specified after unwrap. (e.g | unwrap latency | __error__="" )\n',
+    )
     assert skipped.json()["data"]["result"] == []
 
 
-def test_step_alignment_and_default_step(server: Server, data: str) -> None:
-    result = _range(server, data, "vector(1)", "100", "200", "60")
+def test_step_alignment_and_default_step(app: InProcessApp, data: str) -> None:
+    result = _range(app, data, "vector(1)", "100", "200", "60")
     assert [t for t, _ in result["result"][0]["values"]] == [60, 120, 180, 240]
-    with server.client(data) as client:
+    with app.client(data) as client:
         response = client.get(
             "/svc/api/v1/query_range",
             params={"query": "vector(1)", "start": "0.5", "end": "1000.5"},
@@ -288,8 +295,8 @@ def test_step_alignment_and_default_step(server: Server, data: str) -> None:
     assert points[:3] == [0, 4, 8]
 
 
-def test_too_many_series(make_server: Any) -> None:
-    srv = make_server({"limits_config": {"max_query_series": 2}})
+def test_too_many_series(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app({"limits_config": {"max_query_series": 2}})
     with srv.client("t") as client:
         push(client, [({"app": str(i)}, [(10 * S, "x")]) for i in range(3)])
         response = client.get(
@@ -307,8 +314,8 @@ def test_too_many_series(make_server: Any) -> None:
         ('rate_counter({app="c"} | logfmt | unwrap c [1m])', "100", "0"),
     ],
 )
-def test_rate_counter(server: Server, data: str, query: str, time: str, expected: str) -> None:
-    result = _instant(server, data, query, time)
+def test_rate_counter(app: InProcessApp, data: str, query: str, time: str, expected: str) -> None:
+    result = _instant(app, data, query, time)
     assert [r["value"][1] for r in result["result"]] == [expected]
 
 
@@ -332,8 +339,8 @@ def test_rate_counter(server: Server, data: str, query: str, time: str, expected
         ),
     ],
 )
-def test_vector_matching_errors(server: Server, data: str, query: str, message: str) -> None:
-    with server.client(data) as client:
+def test_vector_matching_errors(app: InProcessApp, data: str, query: str, message: str) -> None:
+    with app.client(data) as client:
         response = client.get("/svc/api/v1/query", params={"query": query, "time": "60"})
     if message:
         assert (response.status_code, response.text) == (400, message)
@@ -342,8 +349,8 @@ def test_vector_matching_errors(server: Server, data: str, query: str, message: 
         assert len(response.json()["data"]["result"]) == 2
 
 
-def test_approx_topk_is_instant_only(server: Server, data: str) -> None:
-    with server.client(data) as client:
+def test_approx_topk_is_instant_only(app: InProcessApp, data: str) -> None:
+    with app.client(data) as client:
         instant = client.get(
             "/svc/api/v1/query",
             params={"query": 'approx_topk(1, count_over_time({app=~"r|u"}[1m]))', "time": "60"},

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import httpx
 import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push, query_range, stream_values
 from tests.e2e.server import Server
+from tests.timeline import BASE, WINDOW
 
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9)}
+MULTI_TENANT = {"querier": {"multi_tenant_queries_enabled": True}}
 
 
 @pytest.fixture
-def srv(make_server: Callable[..., Server]) -> Server:
-    server = make_server({"querier": {"multi_tenant_queries_enabled": True}})
+def srv(make_app: Callable[..., InProcessApp]) -> InProcessApp:
+    server = make_app(MULTI_TENANT)
     for tenant in ("a", "b", "c"):
         with server.client(tenant) as client:
             push(client, [({"app": "x"}, [(BASE, f"line of {tenant}")])])
@@ -27,7 +27,7 @@ def srv(make_server: Callable[..., Server]) -> Server:
     return server
 
 
-def test_streams_carry_their_tenant_and_no_third_tenant_leaks(srv: Server) -> None:
+def test_streams_carry_their_tenant_and_no_third_tenant_leaks(srv: InProcessApp) -> None:
     with srv.client("a|b") as client:
         data = query_range(client, '{app=~".+"}', direction="forward", **WINDOW)
     assert stream_values(data) == [
@@ -40,7 +40,7 @@ def test_streams_carry_their_tenant_and_no_third_tenant_leaks(srv: Server) -> No
     ]
 
 
-def test_parsed_labels_keep_the_tenant(srv: Server) -> None:
+def test_parsed_labels_keep_the_tenant(srv: InProcessApp) -> None:
     """``| json`` across tenants: the tenant label stays, a line field named like it
     becomes ``__tenant_id___extracted``, and non-JSON lines carry the parser error."""
     with srv.client("a") as client:
@@ -63,13 +63,13 @@ def test_parsed_labels_keep_the_tenant(srv: Server) -> None:
     ]
 
 
-def test_selector_can_match_the_tenant(srv: Server) -> None:
+def test_selector_can_match_the_tenant(srv: InProcessApp) -> None:
     with srv.client("a|b|c") as client:
         data = query_range(client, '{__tenant_id__=~"a|c", app="x"}', **WINDOW)
     assert [s["stream"]["__tenant_id__"] for s in data["result"]] == ["a", "c"]
 
 
-def test_metric_aggregation_spans_tenants(srv: Server) -> None:
+def test_metric_aggregation_spans_tenants(srv: InProcessApp) -> None:
     with srv.client("a|b") as client:
         response = client.get(
             "/svc/api/v1/query",
@@ -92,10 +92,14 @@ def test_metric_aggregation_spans_tenants(srv: Server) -> None:
     assert total.json()["data"]["result"][0]["value"][1] == "2"
 
 
-def test_push_and_tail_refuse_several_tenants(srv: Server) -> None:
+def test_push_refuses_several_tenants(srv: InProcessApp) -> None:
     with srv.client("a|b") as client:
         pushed = push(client, [({"app": "x"}, [(BASE, "x")])])
     assert (pushed.status_code, pushed.text) == (400, "multiple org IDs present\n")
+
+
+def test_tail_refuses_several_tenants(make_server: Callable[..., Server]) -> None:
+    srv = make_server(MULTI_TENANT)
     url = srv.url.replace("http", "ws") + "/loki/api/v1/tail?query=%7Bapp%3D%22x%22%7D"
     with pytest.raises(InvalidStatus) as refused:
         connect(url, additional_headers={"X-Scope-OrgID": "a|b"}).close()
@@ -103,7 +107,7 @@ def test_push_and_tail_refuse_several_tenants(srv: Server) -> None:
     assert b"multiple org IDs present" in refused.value.response.body
 
 
-def test_disabled_by_default(server: Server) -> None:
-    with httpx.Client(base_url=server.url, headers={"X-Scope-OrgID": "a|b"}) as client:
+def test_disabled_by_default(app: InProcessApp) -> None:
+    with app.client("a|b") as client:
         response = client.get("/svc/api/v1/query_range", params={"query": '{app="x"}'})
     assert (response.status_code, response.text) == (400, "multiple org IDs present")

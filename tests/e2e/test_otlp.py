@@ -23,11 +23,11 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.version import __version__ as sdk_version
 from opentelemetry.trace import TraceFlags
 
-from tests.e2e.clients import query_range, stream_values
+from tests.e2e.app import InProcessApp
+from tests.e2e.clients import Service, query_range, stream_values
 from tests.e2e.server import Server
+from tests.timeline import BASE, WINDOW
 
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9)}
 TRACE_ID = 0x5B8EFFF798038103D269B633813FC60C
 SPAN_ID = 0xEEE19B7EC3C1B174
 SDK_METADATA = {
@@ -56,8 +56,8 @@ def _otel_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 
 
-def _streams(server: Server, tenant: str, query: str = '{service_name=~".+"}') -> Streams:
-    with server.client(tenant) as client:
+def _streams(app: Service, tenant: str, query: str = '{service_name=~".+"}') -> Streams:
+    with app.client(tenant) as client:
         return sorted(stream_values(query_range(client, query, **WINDOW)), key=lambda s: s[1])
 
 
@@ -232,19 +232,19 @@ def _json_export(service: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("compressed", [False, True], ids=["json", "json-gzip"])
-def test_json_export(server: Server, tenant: str, compressed: bool) -> None:
+def test_json_export(app: InProcessApp, tenant: str, compressed: bool) -> None:
     body = json.dumps(_json_export()).encode()
     headers = {"Content-Type": "application/json"}
     if compressed:
         body = gzip.compress(body)
         headers["Content-Encoding"] = "gzip"
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         response = client.post("/otlp/v1/logs", content=body, headers=headers)
     assert response.status_code == 200, response.content
     assert response.headers["content-type"].startswith("application/json")
     assert response.json() == {}
     labels = {"service_name": "unknown_service", "k8s_pod_name": "api-1", "scope_name": "api"}
-    assert _streams(server, tenant) == [
+    assert _streams(app, tenant) == [
         (
             {
                 **labels,
@@ -273,8 +273,8 @@ def _protobuf_export(line: str = "hello", **resource: str) -> bytes:
     return request.SerializeToString()
 
 
-def test_protobuf_answer_is_an_export_logs_service_response(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def test_protobuf_answer_is_an_export_logs_service_response(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         response = client.post(
             "/otlp/v1/logs",
             content=_protobuf_export(),
@@ -285,34 +285,34 @@ def test_protobuf_answer_is_an_export_logs_service_response(server: Server, tena
     answer = ExportLogsServiceResponse()
     answer.ParseFromString(response.content)
     assert answer == ExportLogsServiceResponse()
-    assert _streams(server, tenant) == [({"service_name": "api"}, [[str(BASE + 9), "hello"]])]
+    assert _streams(app, tenant) == [({"service_name": "api"}, [[str(BASE + 9), "hello"]])]
 
 
-def test_structured_metadata_is_filterable(server: Server, tenant: str) -> None:
+def test_structured_metadata_is_filterable(app: InProcessApp, tenant: str) -> None:
     request = ExportLogsServiceRequest()
     request.ParseFromString(_protobuf_export("traced"))
     request.resource_logs[0].scope_logs[0].log_records[0].trace_id = TRACE_ID.to_bytes(16, "big")
     request.resource_logs[0].scope_logs[0].log_records.add(
         time_unix_nano=BASE + 10
     ).body.string_value = "untraced"
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         response = client.post(
             "/otlp/v1/logs", content=request.SerializeToString(), headers=_PROTOBUF
         )
     assert response.status_code == 200
-    found = _streams(server, tenant, f'{{service_name="api"}} | trace_id="{TRACE_ID:032x}"')
+    found = _streams(app, tenant, f'{{service_name="api"}} | trace_id="{TRACE_ID:032x}"')
     assert [values for _, values in found] == [[[str(BASE + 9), "traced"]]]
 
 
 # Errors ------------------------------------------------------------------------------
 
 
-def _assert_nothing_stored(server: Server, tenant: str) -> None:
-    assert _streams(server, tenant) == []
+def _assert_nothing_stored(app: Service, tenant: str) -> None:
+    assert _streams(app, tenant) == []
 
 
-def _post(server: Server, tenant: str | None, body: bytes, **headers: str) -> httpx.Response:
-    with server.client(tenant) as client:
+def _post(app: Service, tenant: str | None, body: bytes, **headers: str) -> httpx.Response:
+    with app.client(tenant) as client:
         return client.post("/otlp/v1/logs", content=body, headers=headers)
 
 
@@ -360,29 +360,33 @@ def _post(server: Server, tenant: str | None, body: bytes, **headers: str) -> ht
     ],
 )
 def test_malformed_export_is_400_and_writes_nothing(
-    server: Server, tenant: str, body: bytes, headers: dict[str, str], message: str
+    app: InProcessApp, tenant: str, body: bytes, headers: dict[str, str], message: str
 ) -> None:
-    response = _post(server, tenant, body, **headers)
+    response = _post(app, tenant, body, **headers)
     assert response.status_code == 400
     assert response.headers["content-type"] == "application/octet-stream"
     assert message in _status_message(response)
-    _assert_nothing_stored(server, tenant)
+    _assert_nothing_stored(app, tenant)
 
 
-def test_a_bad_resource_is_refused_and_the_rest_written(server: Server, tenant: str) -> None:
+def test_a_bad_resource_is_refused_and_the_rest_written(app: InProcessApp, tenant: str) -> None:
     request = ExportLogsServiceRequest()
     request.ParseFromString(_protobuf_export(**{"k8s.pod.name": "ok"}))
     bad = ExportLogsServiceRequest()
     bad.ParseFromString(_protobuf_export(**{"k8s.pod.name": "p" * 3000}))
     request.resource_logs.extend(bad.resource_logs)
-    response = _post(server, tenant, request.SerializeToString(), **_PROTOBUF)
+    response = _post(app, tenant, request.SerializeToString(), **_PROTOBUF)
     assert response.status_code == 400
-    assert _status_message(response).endswith("has label value too long: '" + "p" * 3000 + "'")
-    assert [labels["k8s_pod_name"] for labels, _ in _streams(server, tenant)] == ["ok"]
+    long_value = "p" * 3000
+    assert _status_message(response) == (
+        f'stream \'{{k8s_pod_name="{long_value}", service_name="api"}}\' '
+        f"has label value too long: '{long_value}'"
+    )
+    assert [labels["k8s_pod_name"] for labels, _ in _streams(app, tenant)] == ["ok"]
 
 
-def test_oversized_exports(make_server: Callable[..., Server]) -> None:
-    srv = make_server({"distributor": {"max_recv_msg_size": 2000, "max_decompressed_size": 4000}})
+def test_oversized_exports(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app({"distributor": {"max_recv_msg_size": 2000, "max_decompressed_size": 4000}})
     body = _protobuf_export("y" * 3000)
     response = _post(srv, "t", body, **_PROTOBUF)
     assert response.status_code == 413
@@ -407,20 +411,20 @@ def test_oversized_exports(make_server: Callable[..., Server]) -> None:
         pytest.param("..", 400, "tenant ID is '.' or '..'", id="dots"),
     ],
 )
-def test_tenant_errors(server: Server, org_id: str | None, status: int, message: str) -> None:
-    response = _post(server, org_id, _protobuf_export(), **_PROTOBUF)
+def test_tenant_errors(app: InProcessApp, org_id: str | None, status: int, message: str) -> None:
+    response = _post(app, org_id, _protobuf_export(), **_PROTOBUF)
     assert response.status_code == status
     assert message in _status_message(response)
 
 
-def test_tenants_are_isolated(server: Server, tenant: str) -> None:
-    assert _post(server, tenant, _protobuf_export("mine"), **_PROTOBUF).status_code == 200
-    assert _streams(server, tenant + "-other") == []
-    assert _streams(server, tenant)[0][1] == [[str(BASE + 9), "mine"]]
+def test_tenants_are_isolated(app: InProcessApp, tenant: str) -> None:
+    assert _post(app, tenant, _protobuf_export("mine"), **_PROTOBUF).status_code == 200
+    assert _streams(app, tenant + "-other") == []
+    assert _streams(app, tenant)[0][1] == [[str(BASE + 9), "mine"]]
 
 
-def test_promoted_attributes_per_tenant(make_server: Callable[..., Server]) -> None:
-    srv = make_server(
+def test_promoted_attributes_per_tenant(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app(
         {
             "limits_config": {"otlp_promoted_resource_attributes": ["service.name", "host.name"]},
             "overrides": {"team-a": {"otlp_promoted_resource_attributes": ["team.name"]}},
@@ -448,9 +452,9 @@ def test_promoted_attributes_per_tenant(make_server: Callable[..., Server]) -> N
 
 
 def test_blocked_ingestion_answers_the_configured_status(
-    make_server: Callable[..., Server],
+    make_app: Callable[..., InProcessApp],
 ) -> None:
-    srv = make_server({"limits_config": {"block_ingestion_until": "2999-01-01T00:00:00Z"}})
+    srv = make_app({"limits_config": {"block_ingestion_until": "2999-01-01T00:00:00Z"}})
     response = _post(srv, "t", _protobuf_export(), **_PROTOBUF)
     assert response.status_code == 260
     assert _status_message(response) == (

@@ -10,17 +10,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push, query_range
-from tests.e2e.server import Server
+from tests.timeline import BASE, SECOND
 
-BASE = 1_700_000_000_000_000_000
-SECOND = 1_000_000_000
 WINDOW = {"start": str(BASE), "end": str(BASE + 600 * SECOND)}
 MEDIA_TYPES = ["application/vnd.columnar.parquet", "application/vnd.apache.parquet"]
 
 
-def _push_corpus(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def _push_corpus(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         push(
             client,
             [
@@ -32,10 +31,10 @@ def _push_corpus(server: Server, tenant: str) -> None:
 
 @pytest.mark.parametrize("media_type", MEDIA_TYPES)
 def test_streams_as_parquet_match_the_json(
-    server: Server, tenant: str, media_type: str, tmp_path: Path
+    app: InProcessApp, tenant: str, media_type: str, tmp_path: Path
 ) -> None:
-    _push_corpus(server, tenant)
-    with server.client(tenant) as client:
+    _push_corpus(app, tenant)
+    with app.client(tenant) as client:
         response = client.get(
             "/loki/api/v1/query_range",
             params={"query": '{app="p"}', **WINDOW},
@@ -73,10 +72,10 @@ def test_streams_as_parquet_match_the_json(
     assert lines == [("three", "t1")]
 
 
-def test_metric_results_as_parquet(server: Server, tenant: str, tmp_path: Path) -> None:
-    _push_corpus(server, tenant)
+def test_metric_results_as_parquet(app: InProcessApp, tenant: str, tmp_path: Path) -> None:
+    _push_corpus(app, tenant)
     query = 'sum by (env) (count_over_time({app="p"}[1m]))'
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         response = client.get(
             "/loki/api/v1/query_range",
             params={"query": query, "step": "60", **WINDOW},
@@ -112,8 +111,8 @@ def test_metric_results_as_parquet(server: Server, tenant: str, tmp_path: Path) 
     }
 
 
-def test_json_stays_the_default_and_errors_stay_text(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def test_json_stays_the_default_and_errors_stay_text(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         plain = client.get(
             "/loki/api/v1/query_range",
             params={"query": '{app="p"}', **WINDOW},
@@ -125,5 +124,8 @@ def test_json_stays_the_default_and_errors_stay_text(server: Server, tenant: str
             headers={"Accept": MEDIA_TYPES[0]},
         )
     assert plain.headers["content-type"].startswith("application/json")
-    assert broken.status_code == 400
+    assert (broken.status_code, broken.text) == (
+        400,
+        "parse error at line 1, col 9: syntax error: unexpected $end, expecting } or ,",
+    )
     assert broken.headers["content-type"].startswith("text/plain")

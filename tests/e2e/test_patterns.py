@@ -1,4 +1,4 @@
-"""``GET /patterns`` through the real server: shape, levels, samples, limits, config."""
+"""``GET /patterns`` through the HTTP API (the app in process): shape, levels, samples, limits, config."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import now_ns, push
-from tests.e2e.server import Server
+from tests.timeline import SECOND
 
-SECOND = 1_000_000_000
 MINUTE = 60 * SECOND
 PATHS = ["/svc/api/v1/patterns", "/loki/api/v1/patterns"]
 
@@ -27,23 +27,23 @@ def _minute0() -> int:
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_disabled_answers_404(make_server: Callable[..., Server], path: str) -> None:
-    srv = make_server({"pattern_ingester": {"enabled": False}})
+def test_disabled_answers_404(make_app: Callable[..., InProcessApp], path: str) -> None:
+    srv = make_app({"pattern_ingester": {"enabled": False}})
     with srv.client("t") as client:
         response = client.get(path, params={"query": '{app="a"}'})
     assert response.status_code == 404
     assert response.text == ""
 
 
-def test_enabled_by_default(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def test_enabled_by_default(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         response = _get(client, query='{app="none"}')
     assert response.status_code == 200
     assert response.content == b'{"status":"success","data":[]}\n'
 
 
-def test_tenant_is_checked_first(server: Server) -> None:
-    with server.client() as client:
+def test_tenant_is_checked_first(app: InProcessApp) -> None:
+    with app.client() as client:
         response = _get(client, query='{app="a"}')
     assert (response.status_code, response.text) == (401, "no org id")
 
@@ -82,8 +82,8 @@ def test_tenant_is_checked_first(server: Server) -> None:
         ),
     ],
 )
-def test_validation(server: Server, tenant: str, params: dict[str, str], message: str) -> None:
-    with server.client(tenant) as client:
+def test_validation(app: InProcessApp, tenant: str, params: dict[str, str], message: str) -> None:
+    with app.client(tenant) as client:
         response = _get(client, **params)
     assert response.status_code == 400
     assert response.text.startswith(message)
@@ -107,9 +107,11 @@ def _shop(minute0: int) -> list[tuple[int, str]]:
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_templates_are_found_and_counted_per_step(server: Server, tenant: str, path: str) -> None:
+def test_templates_are_found_and_counted_per_step(
+    app: InProcessApp, tenant: str, path: str
+) -> None:
     minute0 = _minute0()
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, [({"app": "shop"}, _shop(minute0))])
         push(
             client,
@@ -151,12 +153,12 @@ def test_templates_are_found_and_counted_per_step(server: Server, tenant: str, p
     }
 
 
-def test_response_bytes_are_the_references(server: Server, tenant: str) -> None:
+def test_response_bytes_are_the_references(app: InProcessApp, tenant: str) -> None:
     # Keys in the order pattern, level, samples; <, > and & escaped as Go escapes them;
     # a closing newline.
     minute0 = _minute0()
     entries = [(minute0 + i * SECOND, f"a&b <tag> took {i}ms now") for i in range(30)]
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, [({"app": "bytes"}, entries)])
         response = _get(
             client, query='{app="bytes"}', start=str(minute0), end=str(minute0 + MINUTE), step="60s"
@@ -168,7 +170,7 @@ def test_response_bytes_are_the_references(server: Server, tenant: str) -> None:
     )
 
 
-def test_levels_split_patterns(server: Server, tenant: str) -> None:
+def test_levels_split_patterns(app: InProcessApp, tenant: str) -> None:
     minute0 = _minute0()
     json_lines = [
         (
@@ -184,7 +186,7 @@ def test_levels_split_patterns(server: Server, tenant: str) -> None:
     logfmt_lines = [
         (minute0 + i * SECOND, f'level=debug msg="cache warmed" keys={i}') for i in range(30)
     ]
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(
             client,
             [
@@ -209,9 +211,9 @@ def test_levels_split_patterns(server: Server, tenant: str) -> None:
     ]
 
 
-def test_patterns_filter_the_lines_they_came_from(server: Server, tenant: str) -> None:
+def test_patterns_filter_the_lines_they_came_from(app: InProcessApp, tenant: str) -> None:
     minute0 = _minute0()
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, [({"app": "shop"}, _shop(minute0))])
         data = _get(client, query='{app="shop"}', start=str(minute0 - SECOND)).json()["data"]
         assert len(data) == 3
@@ -225,12 +227,12 @@ def test_patterns_filter_the_lines_they_came_from(server: Server, tenant: str) -
             assert count == sum(c for _, c in record["samples"])
 
 
-def test_default_step_and_window(server: Server, tenant: str) -> None:
+def test_default_step_and_window(app: InProcessApp, tenant: str) -> None:
     now = now_ns()
     entries = [
         (now - (100 + i) * SECOND, f"periodic sync completed in {i}ms ok") for i in range(30)
     ]
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, [({"app": "sync"}, entries)])
         response = _get(client, query='{app="sync"}')
     assert response.status_code == 200, response.text
@@ -240,9 +242,9 @@ def test_default_step_and_window(server: Server, tenant: str) -> None:
     assert sum(count for _, count in record["samples"]) == 30
 
 
-def test_small_patterns_are_left_out(server: Server, tenant: str) -> None:
+def test_small_patterns_are_left_out(app: InProcessApp, tenant: str) -> None:
     now = now_ns()
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(
             client,
             [
@@ -256,7 +258,7 @@ def test_small_patterns_are_left_out(server: Server, tenant: str) -> None:
     assert rare.json() == {"status": "success", "data": []}
 
 
-def test_step_at_the_sample_interval_gives_raw_samples(server: Server, tenant: str) -> None:
+def test_step_at_the_sample_interval_gives_raw_samples(app: InProcessApp, tenant: str) -> None:
     # With the step at the 10s interval (1s is raised to it), samples come as recorded:
     # no zero sample for the empty interval between them.
     base = _minute0()
@@ -264,7 +266,7 @@ def test_step_at_the_sample_interval_gives_raw_samples(server: Server, tenant: s
     entries += [
         (base + 30 * SECOND + i * SECOND, f"heartbeat number {i} sent to peer") for i in range(15)
     ]
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, [({"app": "hb"}, entries)])
         response = _get(
             client, query='{app="hb"}', start=str(base), end=str(base + MINUTE), step="1s"
@@ -274,7 +276,7 @@ def test_step_at_the_sample_interval_gives_raw_samples(server: Server, tenant: s
     assert record["samples"] == [[t0, 10], [t0 + 10, 5], [t0 + 30, 10], [t0 + 40, 5]]
 
 
-def test_lines_beyond_retention_are_not_mined(server: Server, tenant: str) -> None:
+def test_lines_beyond_retention_are_not_mined(app: InProcessApp, tenant: str) -> None:
     # The reference keeps patterns for retain_for (3h): older lines count for nothing,
     # and a query that ends before then answers nothing.
     now = now_ns()
@@ -285,7 +287,7 @@ def test_lines_beyond_retention_are_not_mined(server: Server, tenant: str) -> No
     recent = [
         (now - 3600 * SECOND + i * SECOND, f"sweeper pass {i} finished cleanly") for i in range(40)
     ]
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, [({"app": "sweeper"}, old + recent)])
         whole = _get(
             client, query='{app="sweeper"}', start=str(now - 5 * 3600 * SECOND), step="3600s"
@@ -301,8 +303,8 @@ def test_lines_beyond_retention_are_not_mined(server: Server, tenant: str) -> No
     assert before.json() == {"status": "success", "data": []}
 
 
-def test_tenants_merge_by_pattern(make_server: Callable[..., Server]) -> None:
-    srv = make_server({"querier": {"multi_tenant_queries_enabled": True}})
+def test_tenants_merge_by_pattern(make_app: Callable[..., InProcessApp]) -> None:
+    srv = make_app({"querier": {"multi_tenant_queries_enabled": True}})
     minute0 = _minute0()
     lines = [f"worker {i} picked job {i * 3}" for i in range(30)]
     with srv.client("a") as client:
@@ -334,10 +336,10 @@ def test_tenants_merge_by_pattern(make_server: Callable[..., Server]) -> None:
     ]
 
 
-def test_streams_the_reference_writes_itself_are_not_mined(server: Server, tenant: str) -> None:
+def test_streams_the_reference_writes_itself_are_not_mined(app: InProcessApp, tenant: str) -> None:
     minute0 = _minute0()
     entries = [(minute0 + i * SECOND, f"pattern entry {i} written back") for i in range(40)]
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         pushed = push(client, [({"app": "internal", "__pattern__": "svc"}, entries)])
         assert pushed.status_code == 204, pushed.text
         response = _get(client, query='{app="internal"}', start=str(minute0))

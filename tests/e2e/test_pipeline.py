@@ -16,12 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push, query_range
-from tests.e2e.server import Server
+from tests.timeline import BASE, SECOND
+from tests.timeline import WINDOW as HOUR
 
-SEC = 10**9
-BASE = 1_700_000_000 * SEC  # 2023-11-14 22:13:20 UTC
-WINDOW = {"start": str(BASE - SEC), "end": str(BASE + 3600 * SEC), "direction": "forward"}
+WINDOW = {**HOUR, "direction": "forward"}
 
 Labels = dict[str, str]
 Row = tuple[Labels, int, str]  # result labels, second offset from BASE, line
@@ -30,7 +30,7 @@ Corpus = list[tuple[Labels, dict[int, Line]]]
 
 
 def ts(i: int) -> str:
-    return str(BASE + i * SEC)
+    return str(BASE + i * SECOND)
 
 
 def text(line: Line) -> str:
@@ -82,16 +82,16 @@ def push_corpus(client: httpx.Client, corpus: Corpus) -> None:
         entries: list[Any] = []
         for i, line in lines.items():
             if isinstance(line, str):
-                entries.append((BASE + i * SEC, line))
+                entries.append((BASE + i * SECOND, line))
             else:
-                entries.append((BASE + i * SEC, line[0], line[1]))
+                entries.append((BASE + i * SECOND, line[0], line[1]))
         streams.append((labels, entries))
     response = push(client, streams)
     assert response.status_code == 204, response.text
 
 
-def pushed(server: Server, tenant: str, corpus: Corpus) -> Iterator[httpx.Client]:
-    with server.client(tenant) as client:
+def pushed(app: InProcessApp, tenant: str, corpus: Corpus) -> Iterator[httpx.Client]:
+    with app.client(tenant) as client:
         push_corpus(client, corpus)
         yield client
 
@@ -114,8 +114,8 @@ ALL_LF = tuple(LF)
 
 
 @pytest.fixture
-def lf(server: Server, tenant: str) -> Iterator[httpx.Client]:
-    yield from pushed(server, tenant, [(LF_S, LF)])
+def lf(app: InProcessApp, tenant: str) -> Iterator[httpx.Client]:
+    yield from pushed(app, tenant, [(LF_S, LF)])
 
 
 def _lf(query: str, indices: tuple[int, ...] | list[int], id: str) -> Any:
@@ -263,8 +263,8 @@ HOISTING = [
 
 
 @pytest.fixture
-def hoist(server: Server, tenant: str) -> Iterator[httpx.Client]:
-    yield from pushed(server, tenant, [(COLOR_S, COLOR), (UP_S, UP), (LF_S, LF)])
+def hoist(app: InProcessApp, tenant: str) -> Iterator[httpx.Client]:
+    yield from pushed(app, tenant, [(COLOR_S, COLOR), (UP_S, UP), (LF_S, LF)])
 
 
 @pytest.mark.parametrize(("query", "expected"), HOISTING)
@@ -338,8 +338,8 @@ JP: dict[int, Line] = {
 
 
 @pytest.fixture
-def js(server: Server, tenant: str) -> Iterator[httpx.Client]:
-    yield from pushed(server, tenant, [(JS_S, JS), (JSN_S, JSN), (JP_S, JP)])
+def js(app: InProcessApp, tenant: str) -> Iterator[httpx.Client]:
+    yield from pushed(app, tenant, [(JS_S, JS), (JSN_S, JSN), (JP_S, JP)])
 
 
 def _num(key: str, i: int, value: str, **kw: Any) -> Any:
@@ -489,8 +489,8 @@ RX: dict[int, Line] = {
 
 
 @pytest.fixture
-def parsers(server: Server, tenant: str) -> Iterator[httpx.Client]:
-    yield from pushed(server, tenant, [(LG_S, LG), (RX_S, RX), (UP_S, UP)])
+def parsers(app: InProcessApp, tenant: str) -> Iterator[httpx.Client]:
+    yield from pushed(app, tenant, [(LG_S, LG), (RX_S, RX), (UP_S, UP)])
 
 
 def _lg(query: str, i: int, labels: Labels, id: str, **kw: Any) -> Any:
@@ -817,8 +817,8 @@ LABEL_FILTERS = [
 
 
 @pytest.fixture
-def lbc(server: Server, tenant: str) -> Iterator[httpx.Client]:
-    yield from pushed(server, tenant, [(LB_S, LB)])
+def lbc(app: InProcessApp, tenant: str) -> Iterator[httpx.Client]:
+    yield from pushed(app, tenant, [(LB_S, LB)])
 
 
 @pytest.mark.parametrize(("query", "expected"), LABEL_FILTERS)
@@ -905,8 +905,8 @@ METADATA = [
 
 
 @pytest.fixture
-def sm(server: Server, tenant: str) -> Iterator[httpx.Client]:
-    yield from pushed(server, tenant, [(SM_S, SM), (SM2_S, SM2)])
+def sm(app: InProcessApp, tenant: str) -> Iterator[httpx.Client]:
+    yield from pushed(app, tenant, [(SM_S, SM), (SM2_S, SM2)])
 
 
 @pytest.mark.parametrize(("query", "expected"), METADATA)
@@ -930,8 +930,8 @@ ORDER: Corpus = [
 
 
 @pytest.fixture
-def order(server: Server, tenant: str) -> Iterator[httpx.Client]:
-    yield from pushed(server, tenant, ORDER)
+def order(app: InProcessApp, tenant: str) -> Iterator[httpx.Client]:
+    yield from pushed(app, tenant, ORDER)
 
 
 def test_streams_are_ordered_by_label_string_bytes(order: httpx.Client) -> None:
@@ -1027,8 +1027,8 @@ LIMITS = [
 
 
 @pytest.fixture
-def w(server: Server, tenant: str) -> Iterator[httpx.Client]:
-    yield from pushed(server, tenant, W)
+def w(app: InProcessApp, tenant: str) -> Iterator[httpx.Client]:
+    yield from pushed(app, tenant, W)
 
 
 @pytest.mark.parametrize(("params", "expected"), LIMITS)
@@ -1040,9 +1040,9 @@ def test_limit_direction_interval(
     check(w, query, expected, **params)
 
 
-def test_identical_timestamps(server: Server, tenant: str) -> None:
+def test_identical_timestamps(app: InProcessApp, tenant: str) -> None:
     tie = {"app": "tie"}
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         for _ in range(2):  # the second push repeats every entry: deduplicated
             response = push(
                 client,
@@ -1052,10 +1052,10 @@ def test_identical_timestamps(server: Server, tenant: str) -> None:
                         [
                             (BASE, "a"),
                             (BASE, "b"),
-                            (BASE + SEC, "c"),
-                            (BASE + SEC, "c"),
-                            (BASE + 2 * SEC, "d", {"m": "1"}),
-                            (BASE + 2 * SEC, "d", {"m": "2"}),
+                            (BASE + SECOND, "c"),
+                            (BASE + SECOND, "c"),
+                            (BASE + 2 * SECOND, "d", {"m": "1"}),
+                            (BASE + 2 * SECOND, "d", {"m": "2"}),
                         ],
                     )
                 ],
@@ -1129,8 +1129,8 @@ HOSTILE = [
 
 
 @pytest.fixture
-def hx(server: Server, tenant: str) -> Iterator[httpx.Client]:
-    yield from pushed(server, tenant, [(HX_S, HX)])
+def hx(app: InProcessApp, tenant: str) -> Iterator[httpx.Client]:
+    yield from pushed(app, tenant, [(HX_S, HX)])
 
 
 @pytest.mark.parametrize(("query", "expected"), HOSTILE)
@@ -1158,6 +1158,6 @@ SELECTORS = [
 
 
 @pytest.mark.parametrize(("query", "expected"), SELECTORS)
-def test_selectors(server: Server, tenant: str, query: str, expected: list[Row]) -> None:
-    for client in pushed(server, tenant, SEL_CORPUS):
+def test_selectors(app: InProcessApp, tenant: str, query: str, expected: list[Row]) -> None:
+    for client in pushed(app, tenant, SEL_CORPUS):
         check(client, query, expected)

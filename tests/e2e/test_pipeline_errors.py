@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.server import Server
+from tests.e2e.app import InProcessApp
 from tests.e2e.test_pipeline import (
     DUR_1D,
     DUR_90,
@@ -34,8 +34,8 @@ from tests.e2e.test_pipeline_formats import FMT, FMT_P, FMT_S
 
 
 @pytest.fixture
-def errs(server: Server, tenant: str) -> Iterator[httpx.Client]:
-    yield from pushed(server, tenant, [(JS_S, JS), (LB_S, LB), (FMT_S, FMT)])
+def errs(app: InProcessApp, tenant: str) -> Iterator[httpx.Client]:
+    yield from pushed(app, tenant, [(JS_S, JS), (LB_S, LB), (FMT_S, FMT)])
 
 
 JS_BAD = (4, 6, 7, 12)  # lines that fail `| json` without partial fields

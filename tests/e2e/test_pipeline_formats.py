@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.server import Server
+from tests.e2e.app import InProcessApp
 from tests.e2e.test_pipeline import (
     COLOR,
     COLOR_S,
@@ -39,8 +39,8 @@ FMT_P: dict[int, Labels] = {
 
 
 @pytest.fixture
-def fmt(server: Server, tenant: str) -> Iterator[httpx.Client]:
-    yield from pushed(server, tenant, [(FMT_S, FMT), (COLOR_S, COLOR)])
+def fmt(app: InProcessApp, tenant: str) -> Iterator[httpx.Client]:
+    yield from pushed(app, tenant, [(FMT_S, FMT), (COLOR_S, COLOR)])
 
 
 def _line(template: str, line: str, id: str, i: int = 0, **kw: Any) -> Any:

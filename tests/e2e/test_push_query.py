@@ -7,11 +7,9 @@ import json
 
 import pytest
 
+from tests.e2e.app import InProcessApp
 from tests.e2e.clients import Streams, now_ns, push, query_range, stream_values
-from tests.e2e.server import Server
-
-BASE = 1_700_000_000_000_000_000
-WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9)}
+from tests.timeline import BASE, WINDOW
 
 
 def _corpus() -> Streams:
@@ -23,8 +21,10 @@ def _corpus() -> Streams:
 
 
 @pytest.mark.parametrize("encoding", ["json", "gzip", "protobuf"])
-def test_every_encoding_reads_back_identically(server: Server, tenant: str, encoding: str) -> None:
-    with server.client(tenant) as client:
+def test_every_encoding_reads_back_identically(
+    app: InProcessApp, tenant: str, encoding: str
+) -> None:
+    with app.client(tenant) as client:
         assert push(client, _corpus(), encoding=encoding).status_code == 204
         data = query_range(client, '{app=~".+"}', **WINDOW)
     assert data["resultType"] == "streams"
@@ -39,11 +39,11 @@ def test_every_encoding_reads_back_identically(server: Server, tenant: str, enco
     assert set(data["stats"]) >= {"summary", "querier", "ingester", "cache", "index"}
 
 
-def test_lines_escape_html_characters_like_the_reference(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
-        push(client, [({"app": "h"}, [(BASE, "<b>&</b>")])])
+def test_lines_escape_html_characters_like_the_reference(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
+        push(client, [({"app": "h"}, [(BASE, "<b>&</b>\u2028\u2029")])])
         raw = client.get("/loki/api/v1/query_range", params={"query": '{app="h"}', **WINDOW})
-    assert "\\u003cb\\u003e\\u0026\\u003c/b\\u003e" in raw.text
+    assert '"\\u003cb\\u003e\\u0026\\u003c/b\\u003e\\u2028\\u2029"' in raw.text
     assert raw.text.endswith("\n")
 
 
@@ -66,9 +66,9 @@ def test_lines_escape_html_characters_like_the_reference(server: Server, tenant:
     ],
 )
 def test_selectors_and_line_filters(
-    server: Server, tenant: str, query: str, expected_lines: list[str]
+    app: InProcessApp, tenant: str, query: str, expected_lines: list[str]
 ) -> None:
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, _corpus())
         data = query_range(client, query, direction="backward", **WINDOW)
     entries = sorted(
@@ -78,9 +78,9 @@ def test_selectors_and_line_filters(
     assert [line for _, line in entries] == expected_lines
 
 
-def test_hostile_filter_strings_match_literally(server: Server, tenant: str) -> None:
+def test_hostile_filter_strings_match_literally(app: InProcessApp, tenant: str) -> None:
     lines = ["it's", 'a "quote"', "back\\slash", "100%_done", "x'); DROP TABLE logs; --", "plain"]
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(
             client,
             [({"app": "h", "q": 'it\'s "x"'}, [(BASE + i, line) for i, line in enumerate(lines)])],
@@ -95,9 +95,9 @@ def test_hostile_filter_strings_match_literally(server: Server, tenant: str) -> 
     assert [v[1] for _, vs in stream_values(data) for v in vs] == ["100%_done"]
 
 
-def test_limit_direction_and_window(server: Server, tenant: str) -> None:
+def test_limit_direction_and_window(app: InProcessApp, tenant: str) -> None:
     entries = [(BASE + i * 10**9, f"line {i}") for i in range(10)]
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, [({"app": "w"}, entries[:5]), ({"app": "w", "pod": "2"}, entries[5:])])
         backward = query_range(client, '{app="w"}', limit=3, **WINDOW)
         forward = query_range(client, '{app="w"}', limit=3, direction="FORWARD", **WINDOW)
@@ -113,13 +113,13 @@ def test_limit_direction_and_window(server: Server, tenant: str) -> None:
 
 @pytest.mark.parametrize("pipeline", ["", " | logfmt", ' |= "n=" | logfmt | n >= 0'])
 def test_a_batch_pushed_three_times_fills_the_page_once(
-    server: Server, tenant: str, pipeline: str
+    app: InProcessApp, tenant: str, pipeline: str
 ) -> None:
     """A client retrying a whole batch stores each entry three times; a page still holds
     `limit` distinct entries, however many copies precede them."""
     entries = [(BASE + i * 10**9, f"n={i}") for i in range(10)]
     selector = '{app="retried"}'
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         for _ in range(3):
             assert push(client, [({"app": "retried"}, entries)]).status_code == 204
         data = query_range(client, selector + pipeline, limit=5, **WINDOW)
@@ -128,8 +128,8 @@ def test_a_batch_pushed_three_times_fills_the_page_once(
     assert found == [[str(ts), line] for ts, line in reversed(entries[5:])]
 
 
-def test_timestamp_forms_of_start_and_end(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def test_timestamp_forms_of_start_and_end(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         push(client, [({"app": "t"}, [(BASE, "x")])])
         for start, end in [
             (str(BASE - 10**9), str(BASE + 10**9)),  # ns
@@ -141,9 +141,9 @@ def test_timestamp_forms_of_start_and_end(server: Server, tenant: str) -> None:
             assert len(data["result"]) == 1, (start, end)
 
 
-def test_since_counts_back_from_end(server: Server, tenant: str) -> None:
+def test_since_counts_back_from_end(app: InProcessApp, tenant: str) -> None:
     now = now_ns()
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(client, [({"app": "s"}, [(now - 90 * 10**9, "old"), (now - 10 * 10**9, "new")])])
         data = query_range(client, '{app="s"}', since="1m")
         default = query_range(client, '{app="s"}')
@@ -151,9 +151,9 @@ def test_since_counts_back_from_end(server: Server, tenant: str) -> None:
     assert [v[1] for _, vs in stream_values(default) for v in vs] == ["new", "old"]
 
 
-def test_labels_values_and_series(server: Server, tenant: str) -> None:
+def test_labels_values_and_series(app: InProcessApp, tenant: str) -> None:
     now = now_ns()
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(
             client,
             [
@@ -189,8 +189,8 @@ def test_labels_values_and_series(server: Server, tenant: str) -> None:
     assert old == {"status": "success"}
 
 
-def test_structured_metadata_splits_result_streams(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def test_structured_metadata_splits_result_streams(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         push(
             client,
             [
@@ -216,11 +216,11 @@ def test_structured_metadata_splits_result_streams(server: Server, tenant: str) 
     ]
 
 
-def test_gzip_body_is_decompressed(server: Server, tenant: str) -> None:
+def test_gzip_body_is_decompressed(app: InProcessApp, tenant: str) -> None:
     body = gzip.compress(
         json.dumps({"streams": [{"stream": {"a": "b"}, "values": [[str(BASE), "z"]]}]}).encode()
     )
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         response = client.post(
             "/loki/api/v1/push",
             content=body,
@@ -230,8 +230,8 @@ def test_gzip_body_is_decompressed(server: Server, tenant: str) -> None:
         assert len(query_range(client, '{a="b"}', **WINDOW)["result"]) == 1
 
 
-def test_deprecated_push_path(server: Server, tenant: str) -> None:
-    with server.client(tenant) as client:
+def test_deprecated_push_path(app: InProcessApp, tenant: str) -> None:
+    with app.client(tenant) as client:
         assert (
             push(client, [({"a": "old"}, [(BASE, "x")])], path="/api/prom/push").status_code == 204
         )
@@ -239,9 +239,9 @@ def test_deprecated_push_path(server: Server, tenant: str) -> None:
 
 
 def test_repeated_queries_reuse_their_plan_with_their_own_range(
-    server: Server, tenant: str
+    app: InProcessApp, tenant: str
 ) -> None:
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         push(
             client,
             [({"app": "p"}, [(BASE + i * 10**9, f"n{i} 9111111111111111111") for i in range(5)])],
@@ -264,7 +264,7 @@ def test_repeated_queries_reuse_their_plan_with_their_own_range(
         ["n2 9111111111111111111", "n1 9111111111111111111"],
         ["n3 9111111111111111111", "n2 9111111111111111111"],
     ]
-    with server.client(tenant) as client:
+    with app.client(tenant) as client:
         again = [
             len(query_range(client, '{app="p"}', start=str(s), end=str(e))["result"][0]["values"])
             for s, e in windows

@@ -13,8 +13,8 @@ import pytest
 
 from tests.e2e.clients import push
 from tests.e2e.server import Server
+from tests.timeline import BASE
 
-BASE = 1_700_000_000_000_000_000
 WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9)}
 TIMEOUT = 3.0
 

@@ -302,7 +302,12 @@ def test_alert_state_restored_after_kill(make_server: Callable[..., Server]) -> 
     with srv.client("restore") as client:
         # restored after the second evaluation: before that the new alerts start afresh
         after = wait_for(
-            lambda: (a := _alerts(client)) and _seconds(a["Pending"]["activeAt"]) < restarted and a,
+            lambda: (
+                (a := _alerts(client))
+                and {"Firing", "Pending"} <= a.keys()
+                and _seconds(a["Pending"]["activeAt"]) < restarted
+                and a
+            ),
             what="the restored alerts",
         )
         outage = time.time() - down

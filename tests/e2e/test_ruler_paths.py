@@ -15,12 +15,13 @@ GROUP = 'name: g1\nrules:\n  - record: r\n    expr: sum(rate({a="b"}[1m]))\n'
 
 
 def _envelope(response: httpx.Response, message: str) -> None:
-    assert response.status_code == 500
+    # the reference answers these client mistakes with 500 server_error; we answer 400
+    assert response.status_code == 400
     assert response.headers["content-type"] == "text/plain; charset=utf-8"
     assert json.loads(response.text) == {
         "status": "error",
         "data": None,
-        "errorType": "server_error",
+        "errorType": "bad_data",
         "error": message,
     }
 

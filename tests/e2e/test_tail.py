@@ -129,18 +129,22 @@ def test_delay_for_holds_entries_back(server: Server, tenant: str) -> None:
 def test_every_path_and_the_legacy_shape(server: Server, tenant: str) -> None:
     ts = now_ns()
     with server.client(tenant) as client:
-        push(client, [({"app": "l"}, [(ts, "hello <&>")])])
+        push(client, [({"app": "l"}, [(ts, "hello <&>\u2028")])])
     with _tail(server, tenant, "/svc/api/v1/tail", query='{app="l"}') as ws:
-        assert _entries(_recv(ws)) == [({"app": "l"}, str(ts), "hello <&>")]
+        raw = ws.recv(timeout=5)
+        assert "hello \\u003c\\u0026\\u003e\\u2028" in str(raw)
+        assert _entries(json.loads(raw)) == [({"app": "l"}, str(ts), "hello <&>\u2028")]
     with _tail(server, tenant, "/api/prom/tail", query='{app="l"}', regexp="h.llo") as ws:
         raw = ws.recv(timeout=5)
-    assert "\\u003c\\u0026\\u003e" in str(raw)
+    assert "\\u003c\\u0026\\u003e\\u2028" in str(raw)
     legacy = json.loads(raw)
     seconds, nanos = divmod(ts, SECOND)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
     stamp += ("." + f"{nanos:09d}".rstrip("0")) if nanos else ""
     assert legacy == {
-        "streams": [{"labels": '{app="l"}', "entries": [{"ts": stamp + "Z", "line": "hello <&>"}]}],
+        "streams": [
+            {"labels": '{app="l"}', "entries": [{"ts": stamp + "Z", "line": "hello <&>\u2028"}]}
+        ],
         "dropped_entries": None,
     }
 

@@ -22,10 +22,10 @@ from svc.api.openapi import openapi_document
 from tests.e2e.clients import push
 from tests.e2e.server import Server
 from tests.fuzz.strategies import json_push_bodies, register_schemathesis_formats
+from tests.timeline import BASE
 
 register_schemathesis_formats()
 
-BASE = 1_700_000_000_000_000_000
 TENANT = "fuzz"
 # Operations that would stop the server under test or change its process-wide state.
 EXCLUDED = r"^/(ingester/(shutdown|flush_shutdown|prepare_shutdown)|log_level)$"

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from schemas.log_rows import LOG_ROW_SCHEMA
 from svc.ingest.labels import label_key
-from svc.ingest.model import PushStream
+from svc.model import PushStream
 from svc.storage.store import WalRecord
 from svc.storage.streams import stream_id_of
 from tests.e2e.clients import push

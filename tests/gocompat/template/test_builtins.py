@@ -90,18 +90,26 @@ BUILTINS = [
         "true true true true",
     ),
     case(
-        "{{eq 1 1.0}}", err("2", "eq 1 1.0", "error calling eq: incompatible types for comparison")
+        "{{eq 1 1.0}}",
+        err(
+            "2", "eq 1 1.0", "error calling eq: incompatible types for comparison: int and float64"
+        ),
     ),
     case("{{eq .a}}", err("2", "eq .a", "error calling eq: missing argument for comparison")),
     case('{{eq .a nil}} {{eq (fromJson "bad") .a}}', "false false"),
     case(
         '{{eq "a" "b" 1}}',
-        err("2", 'eq "a" "b" 1', "error calling eq: incompatible types for comparison"),
+        err(
+            "2",
+            'eq "a" "b" 1',
+            "error calling eq: incompatible types for comparison: string and int",
+        ),
     ),
     case('{{eq "a" "a" 1}}', "true"),
     case('{{ne 1 2}} {{ne "a" "a"}}', "true false"),
     case(
-        '{{ne "a" 1}}', err("2", 'ne "a" 1', "error calling ne: incompatible types for comparison")
+        '{{ne "a" 1}}',
+        err("2", 'ne "a" 1', "error calling ne: incompatible types for comparison: string and int"),
     ),
     case(
         '{{eq (fromJson "[1]") (fromJson "[1]")}}',
@@ -116,7 +124,10 @@ BUILTINS = [
         "true true true true true false false",
     ),
     case(
-        "{{lt 1 2.5}}", err("2", "lt 1 2.5", "error calling lt: incompatible types for comparison")
+        "{{lt 1 2.5}}",
+        err(
+            "2", "lt 1 2.5", "error calling lt: incompatible types for comparison: int and float64"
+        ),
     ),
     case(
         "{{lt true false}}",

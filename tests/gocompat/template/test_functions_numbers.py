@@ -25,7 +25,7 @@ NUMBERS = [
     case("{{int .z}} {{.f | float64 | int}} {{int .bad}} {{int __timestamp__}}", "200 2 0 0"),
     case(
         '{{float64 "1.5"}} {{float64 "1e3"}} {{float64 "inf"}} {{float64 "abc"}} {{float64 3}} {{float64 "0x1p4"}} {{float64 "1_0"}} {{float64 "1e400"}}',
-        "1.5 1000 +Inf 0 3 16 0 0",
+        "1.5 1000 +Inf 0 3 16 10 0",
     ),
     case("{{float64 true}} {{float64 .z}} {{float64 (add 1 2)}}", "1 200 3"),
     case('{{add 1 2 3}} {{add}} {{add "1.5" 2}} {{add "2" "3"}} {{add 1.9 1.9}}', "6 0 2 5 2"),

@@ -135,7 +135,7 @@ CONTROL = [
     case('{{block "B" .a}}[{{.}}]{{end}}', "[x]"),
     case(
         '{{template "nope"}}',
-        'ERR template: line:1:11: executing "line" at <{{template "nope"}}>: template: no template "nope" associated with template "line"',
+        'ERR template: line:1:11: executing "line" at <{{template "nope"}}>: template "nope" not defined',
     ),
     case(
         '{{define "T"}}{{.x.y}}{{end}}{{template "T" .}}',

@@ -38,7 +38,7 @@ EXAMPLES = [
     ),
     case(
         '{{eq "1" 1}}',
-        'ERR template: line:1:2: executing "line" at <eq "1" 1>: error calling eq: incompatible types for comparison',
+        'ERR template: line:1:2: executing "line" at <eq "1" 1>: error calling eq: incompatible types for comparison: string and int',
     ),
 ]
 

@@ -14,21 +14,19 @@ from logql_to_sql import parse
 from logql_to_sql.sql.compiler import Direction, compile_log_query
 from svc.errors import BadRequestError, GatewayTimeoutError, ServiceError
 from svc.ingest.labels import label_key
-from svc.ingest.model import PushStream
+from svc.model import PushStream
 from svc.query.context import TIMEOUT_MESSAGE
 from svc.query.engine import QueryEngine, ScanStats
-from svc.storage.store import Store, StoreSettings
+from svc.storage.store import Store
+from tests.stores import open_store
+from tests.timeline import BASE
 
 TENANT = "t"
-BASE = 1_700_000_000_000_000_000
 ROWS = 3000
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    root = Path(tmp_path_factory.mktemp("store"))
-    store = Store(StoreSettings(root, 1 << 30, 1e9, 1e9, 64 << 20, 4096))
-    store.open()
     labels = (("app", "x"),)
     stream = PushStream(
         labels,
@@ -37,9 +35,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
         [f"line {i} " + "a" * 40 + "!" for i in range(ROWS)],
         [()] * ROWS,
     )
-    asyncio.run(store.push(TENANT, [stream]))
-    yield store
-    store.close(flush=False)
+    with open_store(Path(tmp_path_factory.mktemp("store"))) as opened:
+        asyncio.run(opened.push(TENANT, [stream]))
+        yield opened
 
 
 def _engine(store: Store, tmp_path: Path, **options: object) -> QueryEngine:

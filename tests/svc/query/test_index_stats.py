@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from svc.ingest.labels import label_key
-from svc.ingest.model import PushStream
+from svc.model import PushStream
 from svc.query.index_stats import stream_usage
-from svc.storage.store import Store, StoreSettings
-
-SECOND = 1_000_000_000
-BASE = 1_700_000_000 * SECOND
+from svc.storage.store import Store
+from tests.timeline import BASE, SECOND
 
 
 def _stream(labels: tuple[tuple[str, str], ...], entries: list[tuple[int, str]]) -> PushStream:
@@ -25,23 +21,6 @@ def _stream(labels: tuple[tuple[str, str], ...], entries: list[tuple[int, str]])
         lines=[line for _, line in entries],
         metadata=None,
     )
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    found = Store(
-        StoreSettings(
-            root=tmp_path,
-            head_max_bytes=1 << 30,
-            max_head_age_seconds=3600,
-            flush_check_seconds=3600,
-            wal_segment_max_bytes=1 << 20,
-            row_group_rows=1000,
-        )
-    )
-    found.open()
-    yield found
-    found.close(flush=False)
 
 
 def _fill(store: Store) -> None:

@@ -12,7 +12,7 @@ import pytest
 from logql_to_sql import ast, parse
 from logql_to_sql.sql.compiler import Direction, compile_log_query
 from svc.ingest.labels import label_key
-from svc.ingest.model import PushStream
+from svc.model import PushStream
 from svc.query.engine import QueryEngine
 from svc.query.log_queries import (
     LogQueryRequest,
@@ -21,10 +21,10 @@ from svc.query.log_queries import (
     stream_labels_lookup,
 )
 from svc.query.streams import ResultStream, group_streams
-from svc.storage.store import Store, StoreSettings
+from tests.stores import open_store
+from tests.timeline import BASE
 
 TENANT = "t"
-BASE = 1_700_000_000_000_000_000
 
 LINES = [
     '{"level":"info","status":500,"msg":"a"}',
@@ -67,14 +67,11 @@ def _streams() -> list[PushStream]:
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QueryEngine]:
-    root = Path(tmp_path_factory.mktemp("store"))
-    store = Store(StoreSettings(root, 1 << 30, 1e9, 1e9, 64 << 20, 4096))
-    store.open()
-    asyncio.run(store.push(TENANT, _streams()))
-    engine = QueryEngine(store, timeout_seconds=60)
-    yield engine
-    engine.close()
-    store.close(flush=False)
+    with open_store(Path(tmp_path_factory.mktemp("store"))) as store:
+        asyncio.run(store.push(TENANT, _streams()))
+        engine = QueryEngine(store, timeout_seconds=60)
+        yield engine
+        engine.close()
 
 
 def _through_sql(engine: QueryEngine, query: ast.LogQuery, limit: int) -> list[ResultStream]:

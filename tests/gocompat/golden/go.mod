@@ -1,0 +1,3 @@
+module svc/tests/gocompat/golden
+
+go 1.22
