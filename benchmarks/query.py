@@ -3,9 +3,12 @@
 Builds a store from the fixed corpus (``benchmarks/corpus.py``) in-process, flushes it to
 Parquet, then times each LogQL query through the real engine (compile + bind + execute +
 result shaping) against a hand-written DuckDB query returning the same rows or numbers,
-alternating the two, median of ``--repeat`` runs each.
+alternating them, median of ``--repeat`` runs each. Each query is timed twice: called on
+the engine directly as one statement (``ours``), and through the query frontend as the
+HTTP API runs it (``frontend``: split by ``split_queries_by_interval``, 1h by default,
+the sub-queries on the scheduler's workers).
 
-    python -m benchmarks.query --mb 300
+    .venv/bin/python -m benchmarks.query --mb 300
 """
 
 from __future__ import annotations
@@ -24,11 +27,14 @@ import duckdb
 
 from benchmarks.corpus import batches
 from logql_to_sql import Direction, Grid, parse
+from svc.config import Config
+from svc.frontend.frontend import QueryFrontend
 from svc.ingest.labels import label_key
 from svc.model import PushStream
 from svc.query.engine import QueryEngine
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import run_metric_query
+from svc.scheduler.workers import Scheduler
 from svc.storage.store import Store, StoreSettings
 
 START_NS = 1_764_000_000_000_000_000
@@ -74,19 +80,60 @@ def _seconds(run: Callable[[], object]) -> float:
 
 
 def _compare(
-    ours: Callable[[], object], handwritten: Callable[[], object], repeat: int
+    ours: Callable[[], object],
+    frontend: Callable[[], object],
+    handwritten: Callable[[], object],
+    repeat: int,
 ) -> dict[str, float]:
-    """Median times of both, run alternately so a noisy neighbour slows both alike."""
-    ours_times, handwritten_times = [], []
+    """Median times of the three, run alternately so a noisy neighbour slows all alike."""
+    times: dict[str, list[float]] = {"ours": [], "frontend": [], "handwritten": []}
     for _ in range(repeat):
-        ours_times.append(_seconds(ours))
-        handwritten_times.append(_seconds(handwritten))
-    ours_s, handwritten_s = statistics.median(ours_times), statistics.median(handwritten_times)
+        times["ours"].append(_seconds(ours))
+        times["frontend"].append(_seconds(frontend))
+        times["handwritten"].append(_seconds(handwritten))
+    medians = {name: statistics.median(values) for name, values in times.items()}
     return {
-        "ours_s": round(ours_s, 4),
-        "handwritten_s": round(handwritten_s, 4),
-        "ratio": round(ours_s / handwritten_s, 2),
+        "ours_s": round(medians["ours"], 4),
+        "frontend_s": round(medians["frontend"], 4),
+        "handwritten_s": round(medians["handwritten"], 4),
+        "ratio": round(medians["ours"] / medians["handwritten"], 2),
+        "frontend_ratio": round(medians["frontend"] / medians["handwritten"], 2),
+        "frontend_vs_direct": round(medians["frontend"] / medians["ours"], 2),
     }
+
+
+class _Frontend:
+    """The query frontend of the default config over the benchmark's engine."""
+
+    def __init__(self, engine: QueryEngine) -> None:
+        config = Config()
+        self.loop = asyncio.new_event_loop()
+        self.scheduler = Scheduler(
+            config.querier.max_concurrent,
+            config.query_scheduler.max_outstanding_requests_per_tenant,
+        )
+        self.scheduler.start()
+        self.frontend = QueryFrontend(
+            config, engine, self.scheduler, lambda _: config.limits_config
+        )
+
+    def log(self, request: LogQueryRequest) -> object:
+        async def run() -> object:
+            async with self.frontend.request({}, None, (TENANT,)) as query:
+                return await self.frontend.log_query(query, request)
+
+        return self.loop.run_until_complete(run())
+
+    def metric(self, expr: Any, grid: Grid) -> object:
+        async def run() -> object:
+            async with self.frontend.request({}, None, (TENANT,)) as query:
+                return await self.frontend.metric_query(query, expr, grid, instant=False)
+
+        return self.loop.run_until_complete(run())
+
+    def close(self) -> None:
+        self.scheduler.stop()
+        self.loop.close()
 
 
 def _paths(store: Store, end: int) -> list[str]:
@@ -189,6 +236,7 @@ def run(megabytes: float, repeat: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         store, last = build_store(Path(tmp), megabytes)
         engine = QueryEngine(store, timeout_seconds=600)
+        frontend = _Frontend(engine)
         end = last + 1
         files = _paths(store, end)
         baseline_db = duckdb.connect(config={"threads": 2})
@@ -204,6 +252,7 @@ def run(megabytes: float, repeat: int) -> dict[str, Any]:
                 request = LogQueryRequest(request.query, START_NS, end, 1000, Direction.BACKWARD)
             report["log"][name] = _compare(
                 lambda r=request: run_log_query(engine, TENANT, r),
+                lambda r=request: frontend.log(r),
                 lambda q=handwritten: baseline_db.execute(q, {"files": files}).fetchall(),
                 repeat,
             )
@@ -223,11 +272,13 @@ def run(megabytes: float, repeat: int) -> dict[str, Any]:
                     max_series=10**6,  # type: ignore[arg-type]
                     instant=False,
                 ),
+                lambda e=expr: frontend.metric(e, grid),
                 lambda q=handwritten: baseline_db.execute(q, {"files": files}).fetchall(),
                 repeat,
             )
             print(name, report["metric"][name], flush=True)
         report["label_only_plan_reads_line"] = _plan_reads_line(engine, store, grid)
+        frontend.close()
         engine.close()
         store.close(flush=False)
     return report

@@ -199,13 +199,12 @@ class QueryFrontend:
         self,
         request: QueryRequest,
         expr: ast.Expr,
-        window: tuple[int, int],
+        windows: list[tuple[int, int]],
         view: Any,
-        parts: int,
     ) -> None:
-        """``max_query_bytes_read`` and ``max_querier_bytes_read`` from the catalog, before
-        any data is read. The files' total bytes bound the estimate, so most queries are
-        let through without looking at streams."""
+        """``max_query_bytes_read`` (whole query) and ``max_querier_bytes_read`` (each
+        sub-query, over its window) from the catalog, before any data is read. The files'
+        total bytes bound every estimate, so most queries pass without looking at streams."""
         limits = request.limits
         whole, per_query = limits.max_query_bytes_read, limits.max_querier_bytes_read
         bound = sum(f.line_bytes for f in view.files) + sum(
@@ -215,12 +214,17 @@ class QueryFrontend:
         if not bounds or bound <= min(bounds):
             return
         groups = query_limits.matcher_groups(expr)
-        estimate = await asyncio.to_thread(
-            query_limits.estimate_bytes, self.engine, request.tenants, groups, *window
-        )
-        query_limits.check_bytes(estimate, whole, sub_query=False)
-        # Sub-queries split the range evenly enough for their share to stand for each.
-        query_limits.check_bytes(-(-estimate // max(parts, 1)), per_query, sub_query=True)
+
+        def estimate(window: tuple[int, int]) -> int:
+            return query_limits.estimate_bytes(self.engine, request.tenants, groups, *window)
+
+        total = await asyncio.to_thread(estimate, (windows[0][0], windows[-1][1]))
+        query_limits.check_bytes(total, whole, sub_query=False)
+        if per_query > 0 and total > per_query:
+            largest = total
+            if len(windows) > 1:
+                largest = max(await asyncio.to_thread(lambda: [estimate(w) for w in windows]))
+            query_limits.check_bytes(largest, per_query, sub_query=True)
 
     # metric queries ------------------------------------------------------------------
 
@@ -235,7 +239,8 @@ class QueryFrontend:
         lookback = max_lookback(expr)
         last = runs[-1]
         view = await self._pin(request, grid.start_ns - lookback, last.end_ns + 1)
-        await self._check_size(request, expr, (grid.start_ns, grid.end_ns), view, len(runs))
+        windows = [(run.start_ns, min(run.end_ns, grid.end_ns)) for run in runs]
+        await self._check_size(request, expr, windows, view)
         max_series = limits.max_query_series
         tenants = request.tenants
         if len(runs) == 1:
@@ -264,8 +269,7 @@ class QueryFrontend:
         interval = 0 if query.interval_ns else round(limits.split_queries_by_interval * 1e9)
         windows = time_windows(query.start_ns, query.end_ns, interval)
         view = await self._pin(request, query.start_ns, query.end_ns)
-        window = (query.start_ns, query.end_ns)
-        await self._check_size(request, query.query, window, view, len(windows))
+        await self._check_size(request, query.query, windows, view)
         if len(windows) == 1:
             return await request.run(_log, request.tenants, query)
         backward = query.direction is Direction.BACKWARD
