@@ -33,7 +33,7 @@ from svc.ops.services import Service, ServiceRegistry, State
 from svc.query.engine import QueryEngine
 from svc.query.memory import parse_memory_limit
 from svc.ruler.service import RULER_TARGETS, Ruler, build_ruler
-from svc.scheduler.workers import Scheduler
+from svc.scheduler.workers import Scheduler, SchedulerCollector
 from svc.storage.store import Store, StoreSettings
 from svc.tenancy import TenantResolver
 
@@ -135,6 +135,7 @@ class Runtime:
             rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry, rt.limits_for)
         rt._register_services()
         rt.metrics.watch(store, rt.services)
+        rt.metrics.registry.register(SchedulerCollector(scheduler))
         rt.metrics.shutdown_marker.set_function(lambda: float(rt.ingester.prepared))
         return rt
 

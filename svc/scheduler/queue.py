@@ -8,7 +8,10 @@ tenants, and within a node among its local queue and its children, so each of a 
 node that runs dry leaves the rotation.
 
 A tenant may have ``max_outstanding`` items queued at once, over all its sub-queues;
-one more is refused with 429 ``too many outstanding requests``.
+one more is refused with 429 ``too many outstanding requests``. A tenant may also have at
+most ``max_running`` items taken and not yet done: with it below the number of workers, a
+tenant that floods the queue never holds every worker, and the next tenant's request starts
+at once instead of waiting for a busy worker to finish.
 """
 
 from __future__ import annotations
@@ -52,9 +55,13 @@ class _Node(Generic[_T]):
             self.rotation.append(path[0])
         child.push(path[1:], item)
 
-    def pop(self) -> _T:
-        """The next item in rotation (the node must not be empty)."""
-        key = self.rotation.popleft()
+    def pop(self, key: str | None = None) -> _T:
+        """The next item in rotation, or of the child ``key`` (the node must not be empty);
+        the member served moves to the back of the rotation."""
+        if key is None:
+            key = self.rotation.popleft()
+        else:
+            self.rotation.remove(key)
         if key == _LOCAL:
             item = self.local.popleft()
             if self.local:
@@ -72,10 +79,12 @@ class _Node(Generic[_T]):
 class FairQueue(Generic[_T]):
     """Items of every tenant; ``get`` blocks until one is there (thread-safe)."""
 
-    def __init__(self, max_outstanding: int) -> None:
+    def __init__(self, max_outstanding: int, max_running: int = 0) -> None:
         self.max_outstanding = max_outstanding
+        self.max_running = max_running
         self._root: _Node[_T] = _Node()
         self._counts: dict[str, int] = {}
+        self._running: dict[str, int] = {}
         self._cond = threading.Condition()
         self._stopped = False
 
@@ -91,25 +100,51 @@ class FairQueue(Generic[_T]):
             self._cond.notify()
 
     def get(self) -> tuple[str, _T]:
-        """The next ``(tenant, item)`` in fair order; raises QueueStopped once stopped."""
+        """The next ``(tenant, item)`` in fair order among the tenants below
+        ``max_running``; the caller reports it with :meth:`done`. Raises QueueStopped once
+        stopped."""
         with self._cond:
-            while not self._root.rotation:
+            while True:
                 if self._stopped:
                     raise QueueStopped
+                tenant = self._eligible()
+                if tenant is not None:
+                    break
                 self._cond.wait()
-            tenant = self._root.rotation[0]
-            item = self._root.pop()
+            item = self._root.pop(tenant)
             left = self._counts[tenant] - 1
             if left:
                 self._counts[tenant] = left
             else:
                 del self._counts[tenant]
+            self._running[tenant] = self._running.get(tenant, 0) + 1
             return tenant, item
+
+    def _eligible(self) -> str | None:
+        for tenant in self._root.rotation:
+            if not self.max_running or self._running.get(tenant, 0) < self.max_running:
+                return tenant
+        return None
+
+    def done(self, tenant: str) -> None:
+        """An item taken by :meth:`get` is finished."""
+        with self._cond:
+            left = self._running.get(tenant, 1) - 1
+            if left:
+                self._running[tenant] = left
+            else:
+                self._running.pop(tenant, None)
+            self._cond.notify()
 
     def outstanding(self, tenant: str) -> int:
         """Items the tenant has queued."""
         with self._cond:
             return self._counts.get(tenant, 0)
+
+    def lengths(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Items queued and items running, per tenant."""
+        with self._cond:
+            return dict(self._counts), dict(self._running)
 
     def stop(self) -> None:
         """Wake every waiting ``get`` with QueueStopped (queued items are dropped)."""

@@ -14,15 +14,18 @@ import contextlib
 import contextvars
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from svc.errors import ServiceError
 from svc.query.scope import RequestScope
 from svc.scheduler.queue import FairQueue, QueueStopped
 
-__all__ = ["Scheduler"]
+__all__ = ["Scheduler", "SchedulerCollector"]
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +63,9 @@ class Scheduler:
     """A fair queue of query tasks and the threads that run them."""
 
     def __init__(self, workers: int, max_outstanding: int) -> None:
-        self.queue: FairQueue[_Task] = FairQueue(max_outstanding)
         self.workers = max(workers, 1)
+        # One worker stays free for the next tenant (when there are several workers).
+        self.queue: FairQueue[_Task] = FairQueue(max_outstanding, max(self.workers - 1, 1))
         self.running = 0
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -104,19 +108,54 @@ class Scheduler:
     def _work(self) -> None:
         while True:
             try:
-                _, task = self.queue.get()
+                tenant, task = self.queue.get()
             except QueueStopped:
                 return
-            if task.future.done() or task.scope.reason is not None:
-                continue
-            with self._lock:
-                self.running += 1
             try:
-                value = task.context.run(task.fn)
-            except BaseException as exc:  # delivered to the request, which answers it
-                _deliver(task.loop, task.future, None, exc)
-            else:
-                _deliver(task.loop, task.future, value, None)
+                self._run(task)
             finally:
-                with self._lock:
-                    self.running -= 1
+                self.queue.done(tenant)
+
+    def _run(self, task: _Task) -> None:
+        if task.future.done() or task.scope.reason is not None:
+            return
+        with self._lock:
+            self.running += 1
+        try:
+            value = task.context.run(task.fn)
+        except BaseException as exc:  # delivered to the request, which answers it
+            _deliver(task.loop, task.future, None, exc)
+        else:
+            _deliver(task.loop, task.future, value, None)
+        finally:
+            with self._lock:
+                self.running -= 1
+
+
+class SchedulerCollector(Collector):
+    """The queue's length and the running sub-queries per tenant, read at scrape time."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+
+    def collect(self) -> Iterable[Metric]:
+        queued, running = self.scheduler.queue.lengths()
+        length = GaugeMetricFamily(
+            "svc_query_scheduler_queue_length",
+            "Sub-queries waiting for a query worker, per tenant.",
+            labels=["tenant"],
+        )
+        for tenant, count in sorted(queued.items()):
+            length.add_metric([tenant], count)
+        busy = GaugeMetricFamily(
+            "svc_query_scheduler_running",
+            "Sub-queries running on the query workers, per tenant.",
+            labels=["tenant"],
+        )
+        for tenant, count in sorted(running.items()):
+            busy.add_metric([tenant], count)
+        workers = GaugeMetricFamily(
+            "svc_query_scheduler_workers", "Query worker threads (querier.max_concurrent)."
+        )
+        workers.add_metric([], self.scheduler.workers)
+        yield from (length, busy, workers)

@@ -72,3 +72,14 @@ def test_stop_wakes_waiting_workers() -> None:
     queue.stop()
     worker.join(5)
     assert stopped.is_set()
+
+
+def test_a_tenant_at_its_running_limit_lets_the_others_go_first() -> None:
+    queue: FairQueue[str] = FairQueue(0, max_running=2)
+    for i in range(5):
+        queue.put("heavy", (), f"h{i}")
+    assert [queue.get()[1] for _ in range(2)] == ["h0", "h1"]
+    queue.put("light", (), "l0")
+    assert queue.get() == ("light", "l0")  # heavy holds two workers already
+    queue.done("heavy")
+    assert queue.get() == ("heavy", "h2")
