@@ -27,6 +27,7 @@ from svc.config import LimitsConfig
 from svc.errors import ServiceError
 from svc.query.engine import QueryEngine
 from svc.query.metric_queries import run_metric_query
+from svc.query.scope import RequestScope, using_scope
 
 __all__ = [
     "EvaluationError",
@@ -90,13 +91,20 @@ class LocalEvaluator:
             raise EvaluationError(parsed)
         if isinstance(parsed, ast.LogQuery):
             raise EvaluationError(NOT_A_VECTOR)
+        limits = self.limits_for(tenant)
+        lookback = round(limits.max_query_lookback * 1e9)
+        # The tenant's query timeout and max_query_lookback apply to rules as to queries.
+        scope = RequestScope(
+            limits.query_timeout, floor_ns=time.time_ns() - lookback if lookback > 0 else None
+        )
         try:
-            result, _ = run_metric_query(
+            result, _ = using_scope(scope).run(
+                run_metric_query,
                 self.engine,
                 tenant,
                 parsed,
                 Grid(start_ns=ts_ns, step_ns=1_000_000, steps=1),
-                max_series=self.limits_for(tenant).max_query_series,
+                max_series=limits.max_query_series,
                 instant=True,
             )
         except (ServiceError, LogQLError) as exc:
