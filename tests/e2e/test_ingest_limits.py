@@ -7,6 +7,7 @@ test needs, so the per-tenant lookup is exercised at the same time.
 
 from __future__ import annotations
 
+import gzip
 import re
 import time
 from collections.abc import Iterator
@@ -60,6 +61,7 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         root,
         {
             "ingester": {"max_chunk_age": "2h"},
+            "distributor": {"max_decompressed_size": 100_000},
             "limits_config": {
                 "reject_old_samples": True,
                 "ingestion_rate_mb": 4,
@@ -314,6 +316,23 @@ def test_blocked_ingestion(limited: Server) -> None:
     assert (
         _metric(limited, "svc_discarded_samples_total", reason="blocked_ingestion", **labels) == 1
     )
+
+
+def test_decompressed_body_too_large_is_counted(limited: Server) -> None:
+    body = gzip.compress(b'{"streams": [' + b" " * 200_000 + b"]}")
+    with limited.client("lines") as client:
+        response = client.post(
+            "/svc/api/v1/push",
+            content=body,
+            headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+        )
+    assert _error(response, 400) == (
+        "decompressed message size too large than max (200015 vs 100000)"
+    )
+    labels = {"tenant": "lines", "retention_hours": "", "policy": "", "format": "loki"}
+    assert _metric(
+        limited, "svc_discarded_bytes_total", reason="request_body_too_large", **labels
+    ) == len(body)
 
 
 def test_empty_request_is_422(limited: Server) -> None:
