@@ -21,7 +21,7 @@ from typing import Literal
 
 from svc.config import Config, LimitsConfig
 from svc.config_fields import MIB
-from svc.errors import ServiceError, TooManyRequestsError, UnprocessableEntityError
+from svc.errors import PRODUCT, ServiceError, TooManyRequestsError, UnprocessableEntityError
 from svc.ingest.model import DecodedPush, PushLimits
 from svc.ingest.sizes import stream_sizes
 from svc.ingest.validate import LINE_TOO_LONG, Discard, validate_push
@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 Format = Literal["loki", "otlp"]
 RATE_LIMITED = "rate_limited"
 _NO_STREAMS = "error at least one valid stream is required for ingestion"
-_PRODUCT = "the service"
 
 
 class Distributor:
@@ -150,7 +149,7 @@ class Distributor:
                 f"ingestion rate limit exceeded for user {tenant} (limit: "
                 f"{int(self.rate_limit(limits))} bytes/sec) while attempting to ingest "
                 f"'{validated.lines}' lines totaling '{cost}' bytes, reduce log volume or "
-                f"contact your {_PRODUCT} administrator to see if the limit can be increased"
+                f"contact your {PRODUCT} administrator to see if the limit can be increased"
             )
             self._log(tenant, error)
             raise error

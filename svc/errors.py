@@ -19,7 +19,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+PRODUCT = "the service"
+"""What the reference's messages call "Loki" ("contact your the service administrator")."""
+
 __all__ = [
+    "PRODUCT",
     "BadRequestError",
     "ConflictError",
     "ForbiddenError",

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from svc.errors import BadRequestError, ServiceError
+from svc.errors import PRODUCT, BadRequestError, ServiceError
 from svc.ingest.labels import is_valid_label_name, utf8_len_exceeds
 from svc.ingest.model import DecodedPush, PushLimits, PushStream
 from svc.ingest.sizes import entry_size, stream_sizes, text_bytes
@@ -34,7 +34,6 @@ Pairs = tuple[tuple[str, str], ...]
 _SERVICE_NAME = "service_name"
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
-_PRODUCT = "the service"
 
 # discard reasons (LIMITS.md §4)
 INVALID_LABELS = "invalid_labels"
@@ -288,7 +287,7 @@ def _metadata_failure(key: str, pairs: Pairs, limits: PushLimits) -> tuple[str, 
             "disallowed_structured_metadata",
             f"stream '{key}' includes structured metadata, but this feature is disallowed. "
             "Please see `limits_config.allow_structured_metadata` or contact your "
-            f"{_PRODUCT} administrator to enable it",
+            f"{PRODUCT} administrator to enable it",
         )
     max_size = limits.max_structured_metadata_size
     size = sum(text_bytes(n) + text_bytes(v) for n, v in pairs if n != "detected_level")
@@ -298,7 +297,7 @@ def _metadata_failure(key: str, pairs: Pairs, limits: PushLimits) -> tuple[str, 
             f"stream '{key}' has structured metadata too large: '{size}' bytes, "
             f"limit: '{max_size}' bytes. Please see "
             "`limits_config.max_structured_metadata_size` or contact your "
-            f"{_PRODUCT} administrator to increase it",
+            f"{PRODUCT} administrator to increase it",
         )
     max_count = limits.max_structured_metadata_entries_count
     if max_count and len(pairs) > max_count:
@@ -307,7 +306,7 @@ def _metadata_failure(key: str, pairs: Pairs, limits: PushLimits) -> tuple[str, 
             f"stream '{key}' has too many structured metadata labels: '{len(pairs)}', "
             f"limit: '{max_count}'. Please see "
             "`limits_config.max_structured_metadata_entries_count` or contact your "
-            f"{_PRODUCT} administrator to increase it",
+            f"{PRODUCT} administrator to increase it",
         )
     return None
 

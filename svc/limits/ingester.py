@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from gocompat.bytesize import format_datasize
 from svc.config import LimitsConfig
-from svc.errors import BadRequestError, ServiceError, TooManyRequestsError
+from svc.errors import PRODUCT, BadRequestError, ServiceError, TooManyRequestsError
 from svc.ingest.model import PushStream
 from svc.ingest.sizes import stream_sizes
 from svc.ingest.validate import Discard
@@ -35,7 +35,6 @@ __all__ = ["Admission", "IngesterLimits"]
 log = logging.getLogger(__name__)
 
 _SWEEP_SECONDS = 10.0
-_PRODUCT = "the service"
 STREAM_LIMIT = "stream_limit"
 PER_STREAM_RATE_LIMIT = "per_stream_rate_limit"
 TOO_FAR_BEHIND = "too_far_behind"
@@ -154,7 +153,7 @@ class IngesterLimits:
                 out.error = TooManyRequestsError(
                     f"maximum active stream limit exceeded when trying to create stream "
                     f"{stream.key}, reduce the number of active streams (reduce labels or "
-                    f"reduce label values), or contact your {_PRODUCT} administrator to see "
+                    f"reduce label values), or contact your {PRODUCT} administrator to see "
                     f"if the limit can be increased, user: '{tenant}'"
                 )
                 log.debug(
@@ -208,7 +207,7 @@ class IngesterLimits:
                     f"Per stream rate limit exceeded (limit: {rate}/sec) while attempting to "
                     f"ingest for stream '{stream.key}' totaling {format_datasize(sizes[i])}, "
                     "consider splitting a stream via additional labels or contact your "
-                    f"{_PRODUCT} administrator to see if the limit can be increased",
+                    f"{PRODUCT} administrator to see if the limit can be increased",
                 )
                 for i in keep
             ]
