@@ -84,7 +84,9 @@ async def _index_stats(request: Request[Any, Any, Any]) -> Response[bytes]:
     total = IndexStats(0, 0, 0, 0)
     async with query_request(request, tenants) as query:
         found_each = [
-            await query.run(index_stats, tenant, matchers, window.start_ns, window.end_ns)
+            await query.run(
+                index_stats, tenant, matchers, query.floored(window.start_ns), window.end_ns
+            )
             for tenant in tenants
         ]
     for found in found_each:
@@ -152,17 +154,19 @@ async def _volume(request: Request[Any, Any, Any], *, ranged: bool) -> Response[
         window = range_params(params)
     if not rt.frontend.limits_of(tenants).volume_enabled:
         raise NotFoundError("not found")
-    volume_request = VolumeRequest(
-        matchers=parse_matchers(params.get("query")),
-        start_ns=window.start_ns,
-        end_ns=window.end_ns,
-        limit=limit,
-        step_ns=step,
-        target_labels=_target_labels(params),
-        aggregate_by_series=by_series,
-    )
+    matchers = parse_matchers(params.get("query"))
+    targets = _target_labels(params)
     rt.require_ready()
     async with query_request(request, tenants) as query:
+        volume_request = VolumeRequest(
+            matchers=matchers,
+            start_ns=query.floored(window.start_ns),
+            end_ns=window.end_ns,
+            limit=limit,
+            step_ns=step,
+            target_labels=targets,
+            aggregate_by_series=by_series,
+        )
         result = await query.run(run_volume, tenants[0], volume_request)
     return json_response(volume_payload(result))
 

@@ -99,6 +99,11 @@ class QueryRequest:
             self.scope, self.queue, self.path, context, lambda: fn(self.engine, *args)
         )
 
+    def floored(self, start_ns: int) -> int:
+        """``start_ns`` moved up to the request's ``max_query_lookback`` floor."""
+        floor = self.scope.floor_ns
+        return start_ns if floor is None else max(start_ns, floor)
+
     async def run(self, fn: Callable[..., _T], *args: Any) -> _T:
         """``fn(engine, *args)`` as one sub-query; its result."""
         return await self._settled(self.submit(fn, *args))

@@ -118,6 +118,10 @@ def test_max_query_lookback(limited: InProcessApp) -> None:
         **older,
     ).json()
     assert (metric["data"]["resultType"], metric["data"]["result"]) == ("matrix", [])
+    stats = _get(limited, "lookback", "/svc/api/v1/index/stats", query='{a="b"}', **window)
+    assert stats.json()["entries"] == 1
+    labels = _get(limited, "lookback", "/svc/api/v1/labels", **older)
+    assert labels.json() == {"status": "success"}
 
 
 def test_max_query_series(limited: InProcessApp) -> None:
