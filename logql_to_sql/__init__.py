@@ -27,6 +27,7 @@ from logql_to_sql.sql.dialect import (
     QUERY_VARIABLE,
     UDF_IP_MATCH,
     UDF_JSON_FIELDS,
+    UDF_JSON_PARTIAL,
     UDF_TEMPLATE,
 )
 from logql_to_sql.sql.metric_query import MetricPlan, compile_metric_query
@@ -44,6 +45,7 @@ __all__ = [
     "QUERY_VARIABLE",
     "UDF_IP_MATCH",
     "UDF_JSON_FIELDS",
+    "UDF_JSON_PARTIAL",
     "UDF_TEMPLATE",
     "Direction",
     "Expr",

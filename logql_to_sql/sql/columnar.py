@@ -10,6 +10,12 @@ metadata label lands in ``<key>_extracted``; the first parser to write a label w
 
 ``columnar_pipeline`` returns None for pipelines with stages it does not support
 (line_format, label_format, unpack, strict logfmt); callers then use the map pipeline.
+
+``tests/svc/query/test_columnar_differential.py`` holds it to the map pipeline entry by
+entry. One difference remains: a json or logfmt line holding both ``x`` and
+``x_extracted`` where ``x`` clashes with a stream or metadata label gives
+``x_extracted`` the value of whichever comes first in the line on the map pipeline, and
+``x``'s value here (regexp and pattern captures, whose order is fixed, agree).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from logql_to_sql.sql.frame import (
     ERROR_DETAILS,
     JSON_LOOKUP,
     JSON_OK,
+    JSON_PARTIAL,
     LINE,
     METADATA,
     PARSE_DETAILS,
@@ -47,6 +54,8 @@ from logql_to_sql.sql.parser_stages import (
     JSON_DETAILS,
     group_names,
     json_candidate_paths,
+    json_fields,
+    json_partial_value,
     json_path,
     logfmt_value,
     pattern_regex,
@@ -86,12 +95,23 @@ class ColumnarLabels:
         return exp.column(stream_value(self.lookups.index(name)))
 
     def in_base(self, key: str) -> exp.Expr:
-        """Whether ``key`` is a stream label or a metadata key of the entry."""
-        return sql(
+        """Whether ``key`` is a stream label or a metadata key of the entry (a metadata key
+        named like a stream label counts as ``<key>_extracted``)."""
+        present = sql(
             "(:s IS NOT NULL OR :metadata[:k] IS NOT NULL)",
             s=self.stream(key),
             metadata=exp.column(METADATA),
             k=key,
+        )
+        if not key.endswith(_SUFFIX):
+            return present
+        base = key[: -len(_SUFFIX)]
+        return sql(
+            "(:present OR (:s IS NOT NULL AND :metadata[:b] IS NOT NULL))",
+            present=present,
+            s=self.stream(base),
+            metadata=exp.column(METADATA),
+            b=base,
         )
 
     def value(self, name: str) -> exp.Expr:
@@ -267,6 +287,12 @@ class _Extraction:
     values: dict[str, exp.Expr]
     error: exp.Expr
     details: exp.Expr
+    skip_empty_base: bool = False
+    """An empty value of a key named like a stream or metadata label is not written (as
+    ``Parsed.skip_empty_base``: listed logfmt keys)."""
+    order: tuple[str, ...] = ()
+    """The keys in the order the parser writes them, when that order is fixed (regexp and
+    pattern captures); empty when it follows the line (json, logfmt)."""
 
 
 def _source_keys(tracked: ColumnarLabels) -> list[str]:
@@ -286,7 +312,7 @@ def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
     parsed = {
         index: value
         for index, name in enumerate(tracked.names)
-        if (value := _parsed_for(name, extraction.values, tracked)) is not None
+        if (value := _parsed_for(name, extraction, tracked)) is not None
     }
     frame = frame.next(
         extras={
@@ -317,8 +343,9 @@ def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:
     return frame.next(changes)
 
 
-def _parsed_for(name: str, values: dict[str, exp.Expr], tracked: ColumnarLabels) -> exp.Expr | None:
+def _parsed_for(name: str, extraction: _Extraction, tracked: ColumnarLabels) -> exp.Expr | None:
     """What a parser writes into label ``name`` (keys clashing with base go to _extracted)."""
+    values = extraction.values
     own = values.get(name)
     if name.endswith(_SUFFIX):
         base = name[: -len(_SUFFIX)]
@@ -329,11 +356,24 @@ def _parsed_for(name: str, values: dict[str, exp.Expr], tracked: ColumnarLabels)
                 if own is None
                 else sql("CASE WHEN :b THEN NULL ELSE :o END", b=tracked.in_base(name), o=own)
             )
+        # The key ``base`` moves here when it clashes and the parser wrote it.
+        written = "<> ''" if extraction.skip_empty_base else "IS NOT NULL"
+        clash = sql(":b AND :m " + written, b=tracked.in_base(base), m=moved.copy())
         if own is None:
-            return sql("CASE WHEN :b THEN :m END", b=tracked.in_base(base), m=moved)
+            return sql("CASE WHEN :b THEN :m END", b=clash, m=moved)
+        order = extraction.order
+        if order and order.index(name) < order.index(base):
+            # Both keys land here; the first the parser writes wins.
+            return sql(
+                "CASE WHEN NOT :nb AND :o IS NOT NULL THEN :o WHEN :b THEN :m END",
+                nb=tracked.in_base(name),
+                o=own,
+                b=clash,
+                m=moved,
+            )
         return sql(
             "CASE WHEN :b THEN :m WHEN NOT :nb THEN :o END",
-            b=tracked.in_base(base),
+            b=clash,
             m=moved,
             nb=tracked.in_base(name),
             o=own,
@@ -366,7 +406,7 @@ def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
                 values[label] = sql("CASE WHEN :p THEN :r END", p=present, r=raw)
             else:
                 values[label] = sql("CASE WHEN :p AND :r <> '' THEN :r END", p=present, r=raw)
-        return _Extraction([], values, none, none.copy())
+        return _Extraction([], values, none, none.copy(), skip_empty_base=bool(stage.extractions))
     markers: dict[str, str] = {}
     if isinstance(stage, ast.RegexpParser):
         regex, names = stage.regex, [n for n in capture_names(stage.regex) if n]
@@ -386,6 +426,8 @@ def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
     }
     values = {}
     for name in wanted_groups:
+        if sanitize(name) in values:  # two groups named alike: the first wins
+            continue
         value = sql(":captures[:n]", captures=exp.column(REGEX_CAPTURES), n=name)
         if name in markers:
             value = sql(
@@ -395,7 +437,8 @@ def _extract(stage: ast.Stage, keys: list[str]) -> _Extraction:
                 v=value,
             )
         values[sanitize(name)] = value
-    return _Extraction([extras], values, none, none.copy())
+    order = tuple(dict.fromkeys(sanitize(name) for name in names))
+    return _Extraction([extras], values, none, none.copy(), order=order)
 
 
 def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
@@ -408,9 +451,11 @@ def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
                 element = sql(
                     "list_extract(:lookup, :i)", lookup=exp.column(JSON_LOOKUP), i=len(paths)
                 )
+                # A line that cannot start a JSON value sets no label, only the error.
                 values[extraction.name] = sql(
-                    "CASE WHEN json_type(:j) = 'VARCHAR' THEN :j ->> '$' WHEN :j IS NULL OR "
-                    "json_type(:j) = 'NULL' THEN '' ELSE CAST(:j AS VARCHAR) END",
+                    "CASE WHEN left(line, 1) IN ('{', '[', '\"') THEN CASE WHEN "
+                    "json_type(:j) = 'VARCHAR' THEN :j ->> '$' WHEN :j IS NULL OR "
+                    "json_type(:j) = 'NULL' THEN '' ELSE CAST(:j AS VARCHAR) END END",
                     j=element,
                 )
         error = sql(
@@ -437,11 +482,9 @@ def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
                         p=path,
                     )
                 )
-            values[key] = (
-                candidates[0]
-                if len(candidates) == 1
-                else exp.Coalesce(this=candidates[0], expressions=candidates[1:])
-            )
+            # A malformed line keeps the fields read before the syntax error.
+            partial = json_partial_value(key)
+            values[key] = exp.Coalesce(this=candidates[0], expressions=[*candidates[1:], partial])
         error = sql(
             "CASE WHEN NOT :is_object THEN 'JSONParserErr' END", is_object=exp.column(JSON_OK)
         )
@@ -460,7 +503,13 @@ def _json(stage: ast.JsonParser, keys: list[str]) -> _Extraction:
                             "ELSE starts_with(ltrim(line, :ws), '{') END",
                             lookup=exp.column(JSON_LOOKUP),
                             ws=" \t\n\r",
-                        )
+                        ),
+                        # Only the few malformed lines reach the engine's JSON reader.
+                        JSON_PARTIAL: sql(
+                            "CASE WHEN :lookup IS NULL THEN :fields END",
+                            lookup=exp.column(JSON_LOOKUP),
+                            fields=json_fields(partial=True),
+                        ),
                     },
                 ],
                 values,

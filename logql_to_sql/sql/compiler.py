@@ -100,12 +100,16 @@ def compile_log_query(
     direction: Direction,
     margin: int = 2,
     leave_json_labels: bool = False,
+    columnar: bool = True,
 ) -> LogQueryPlan:
     """Compile a log query to an ordered, limited SELECT (see ``LogQueryPlan``).
 
     ``leave_json_labels``: a limited query whose pipeline is ``| json`` followed by
     filters only returns its entries with their errors, its labels left to the caller
     (``LogQueryPlan.json_labels_left``): a few rows need no second phase in SQL.
+
+    ``columnar=False`` runs the filtering phase on the generic label-map pipeline even
+    where the columnar one applies: same answer, slower (differential tests compare them).
     """
     leading, rest = split_leading_line_filters(query.stages)
     line_filters = [line_filter_condition(stage, exp.column("line")) for stage in leading]
@@ -138,7 +142,10 @@ def compile_log_query(
             margin=margin,
         )
     first = filtering_pipeline(
-        query.selector.matchers, [*time_range(start_ns, end_ns), *line_filters], rest
+        query.selector.matchers,
+        [*time_range(start_ns, end_ns), *line_filters],
+        rest,
+        columnar=columnar,
     )
     labels_left = leave_json_labels and limit is not None and _json_then_filters(rest)
     survivors = (
@@ -339,12 +346,16 @@ _FILTERS = (ast.LineFilter, *ast.LABEL_FILTERS)
 
 
 def filtering_pipeline(
-    matchers: tuple[ast.Matcher, ...], conditions: list[exp.Expr], stages: tuple[ast.Stage, ...]
+    matchers: tuple[ast.Matcher, ...],
+    conditions: list[exp.Expr],
+    stages: tuple[ast.Stage, ...],
+    *,
+    columnar: bool = True,
 ) -> Frame:
     """The entries that survive the pipeline, computed as cheaply as possible.
 
     Stages after the last filter cannot drop an entry and are left out; the labels the
-    filters read are tracked as columns when every stage allows it.
+    filters read are tracked as columns when every stage allows it (and ``columnar``).
     """
     last = max((i for i, s in enumerate(stages) if isinstance(s, _FILTERS)), default=-1)
     needed = stages[: last + 1]
@@ -356,15 +367,15 @@ def filtering_pipeline(
             break
         reads |= names
     else:
-        if columnar_supported(needed):
+        if columnar and columnar_supported(needed):
             lookups = stream_lookups(frozenset(reads))
-            columnar = columnar_pipeline(
+            tracked = columnar_pipeline(
                 entry_source(matchers, conditions, stream_values=lookups, with_labels=False),
                 needed,
                 names=frozenset(reads),
             )
-            if columnar is not None:
-                return columnar[0]
+            if tracked is not None:
+                return tracked[0]
     return compile_pipeline(entry_source(matchers, conditions), stages, wanted=frozenset())
 
 

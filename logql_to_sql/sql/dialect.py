@@ -19,6 +19,7 @@ __all__ = [
     "QUERY_VARIABLE",
     "UDF_IP_MATCH",
     "UDF_JSON_FIELDS",
+    "UDF_JSON_PARTIAL",
     "UDF_TEMPLATE",
     "contains",
     "literal",
@@ -52,6 +53,12 @@ def query_id() -> exp.Expr:
     """The running query's id, as the engine's Python functions receive it."""
     return exp.Anonymous(this="getvariable", expressions=[exp.Literal.string(QUERY_VARIABLE)])
 
+
+UDF_JSON_PARTIAL = "logql_json_partial"
+"""Engine-provided function: (line, query id) -> the same as ``UDF_JSON_FIELDS``, declared
+free of side effects, so that a query calling it keeps DuckDB's optimisations (filters
+pushed below it, the top-N of a limited scan). For the fields of the few malformed lines
+a hinted ``| json`` reads, where computing them once per use costs nothing."""
 
 Value = exp.Expr | str | int | float | bool | None | list[str]
 

@@ -27,6 +27,7 @@ __all__ = [
     "ERROR_DETAILS",
     "JSON_LOOKUP",
     "JSON_OK",
+    "JSON_PARTIAL",
     "LABELS",
     "LINE",
     "METADATA",
@@ -120,6 +121,10 @@ indexed by position in the parser's path list."""
 
 JSON_OK = "ok"
 """BOOLEAN: columnar json parser only, whether the line is a JSON object."""
+
+JSON_PARTIAL = "jf"
+"""LIST(STRUCT(key, value)): columnar json parser only, the fields of a malformed line read
+before its syntax error (NULL for a well-formed line)."""
 
 REGEX_CAPTURES = "rx"
 """STRUCT: columnar regexp and pattern parsers, the groups of the line's match (NULL: no

@@ -62,9 +62,13 @@ class _Rel:
     checks: list[tuple[exp.Select, str]] = field(default_factory=list)
 
 
-def compile_metric_query(expr: ast.MetricExpr, *, grid: Grid) -> MetricPlan:
-    """Samples of ``expr`` at every step of ``grid``."""
-    compiler = _MetricCompiler(grid)
+def compile_metric_query(expr: ast.MetricExpr, *, grid: Grid, columnar: bool = True) -> MetricPlan:
+    """Samples of ``expr`` at every step of ``grid``.
+
+    ``columnar=False`` runs every pipeline on the generic label-map pipeline, even where
+    the columnar one applies: same answer, slower (differential tests compare them).
+    """
+    compiler = _MetricCompiler(grid, columnar=columnar)
     rel = compiler.visit(expr)
     order = _sort_order(expr)
     select = rel.select
@@ -141,8 +145,9 @@ def _float_literal(value: float) -> exp.Expr:
 
 
 class _MetricCompiler:
-    def __init__(self, grid: Grid) -> None:
+    def __init__(self, grid: Grid, *, columnar: bool) -> None:
         self.grid = grid
+        self.columnar = columnar
         self.shared: list[tuple[str, exp.Select, exp.Select, Callable[[], exp.Select]]] = []
 
     def visit(self, node: ast.Expr) -> _Rel:
@@ -162,7 +167,11 @@ class _MetricCompiler:
         self, node: ast.RangeAggregation, grouping: ast.Grouping | None = None
     ) -> _Rel:
         plan = compile_range_aggregation(
-            node, grid=self.grid, grouping=grouping, entries_name=f"entries_{len(self.shared)}"
+            node,
+            grid=self.grid,
+            grouping=grouping,
+            entries_name=f"entries_{len(self.shared)}",
+            columnar=self.columnar,
         )
         probes: list[tuple[exp.Select, exp.Select]] = []
         if (

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from gocompat.regex_syntax import capture_names
-from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, query_id, sql
-from logql_to_sql.sql.frame import JSON_LOOKUP
+from logql_to_sql.sql.dialect import UDF_JSON_FIELDS, UDF_JSON_PARTIAL, query_id, sql
+from logql_to_sql.sql.frame import JSON_LOOKUP, JSON_PARTIAL, LINE
 from logql_to_sql.syntax import ast
 
 __all__ = [
@@ -28,7 +28,9 @@ __all__ = [
     "group_names",
     "json_all",
     "json_candidate_paths",
+    "json_fields",
     "json_hinted",
+    "json_partial_value",
     "json_paths",
     "logfmt",
     "logfmt_hinted",
@@ -90,11 +92,29 @@ def json_all() -> Parsed:
     """``| json``: every scalar field, nested objects flattened with ``_``, by the engine's
     ``UDF_JSON_FIELDS`` (DuckDB's JSON functions lose number text and duplicate keys)."""
     valid = sql(IS_OBJECT)
-    entries = exp.Anonymous(this=UDF_JSON_FIELDS, expressions=[exp.column("line"), query_id()])
+    entries = json_fields()
     return Parsed(
         entries=entries,
         error=sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),
         details=sql("CASE WHEN NOT :valid THEN :d END", valid=valid.copy(), d=JSON_DETAILS),
+    )
+
+
+def json_fields(*, partial: bool = False) -> exp.Expr:
+    """The line's fields as ``| json`` reads them (``UDF_JSON_FIELDS``): flattened, in line
+    order, and for a malformed line those before the syntax error. ``partial``: called for
+    malformed lines only (``UDF_JSON_PARTIAL``)."""
+    udf = UDF_JSON_PARTIAL if partial else UDF_JSON_FIELDS
+    return exp.Anonymous(this=udf, expressions=[exp.column(LINE), query_id()])
+
+
+def json_partial_value(key: str) -> exp.Expr:
+    """The first value of field ``key`` in ``JSON_PARTIAL`` (the fields of a malformed
+    line): what ``| json`` reads there when paths find nothing."""
+    return sql(
+        "list_extract(list_filter(:fields, x -> x.key = :k), 1).value",
+        fields=exp.column(JSON_PARTIAL),
+        k=key,
     )
 
 
@@ -327,9 +347,11 @@ def unpack_entries() -> tuple[exp.Expr, exp.Expr, Parsed]:
 
 @dataclass(frozen=True)
 class Hinted:
-    """A parse limited to some keys: ``lookup`` is computed first (as ``JSON_LOOKUP``)."""
+    """A parse limited to some keys: ``lookup`` and ``partial`` are computed first (as
+    ``JSON_LOOKUP`` and ``JSON_PARTIAL``)."""
 
     lookup: exp.Expr
+    partial: exp.Expr
     parsed: Parsed
 
 
@@ -375,17 +397,16 @@ def json_hinted(keys: tuple[str, ...]) -> Hinted:
             paths.append(path)
             element = sql("list_extract(:lookup, :i)", lookup=exp.column(JSON_LOOKUP), i=len(paths))
             candidates.append(sql(JSON_SCALAR, v=element))
-        value = (
-            candidates[0]
-            if len(candidates) == 1
-            else exp.Coalesce(this=candidates[0], expressions=candidates[1:])
+        value = exp.Coalesce(
+            this=candidates[0], expressions=[*candidates[1:], json_partial_value(key)]
         )
         items.append(sql("{'key': :k, 'value': :v}", k=key, v=value))
     valid = sql(IS_OBJECT)
-    lookup = (
-        sql("json_extract(" + IS_OBJECT_SAFE + ", :p)", p=paths)
-        if paths
-        else sql("CAST([] AS JSON[])")
+    # A malformed line fails the extraction (NULL: no second parse to validate it first);
+    # its fields before the syntax error come from the engine's reader, for it alone.
+    lookup = sql("TRY(json_extract(line, :p))", p=paths) if paths else sql("CAST([] AS JSON[])")
+    partial = sql(
+        "CASE WHEN NOT json_valid(line) THEN :fields END", fields=json_fields(partial=True)
     )
     entries = (
         sql("list_filter(:items, x -> x.value IS NOT NULL)", items=exp.Array(expressions=items))
@@ -394,6 +415,7 @@ def json_hinted(keys: tuple[str, ...]) -> Hinted:
     )
     return Hinted(
         lookup,
+        partial,
         Parsed(
             entries=entries,
             error=sql("CASE WHEN NOT :valid THEN 'JSONParserErr' END", valid=valid),

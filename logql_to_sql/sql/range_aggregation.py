@@ -110,6 +110,7 @@ def compile_range_aggregation(
     grid: Grid,
     grouping: ast.Grouping | None = None,
     entries_name: str | None = None,
+    columnar: bool = True,
 ) -> RangePlan:
     """Samples of ``node`` on ``grid``; ``grouping`` (a pushed-down ``sum by``) pools
     series like a range-op grouping does.
@@ -117,6 +118,8 @@ def compile_range_aggregation(
     With ``entries_name``, entries that may carry a pipeline error are left to the caller to
     compute once as that (materialized) relation, which both the samples and the error
     probe read: the probe then costs nothing like a second scan.
+
+    ``columnar=False``: the generic label-map pipeline even where the columnar one applies.
     """
     group = grouping or node.grouping
     log_range = node.range
@@ -132,7 +135,7 @@ def compile_range_aggregation(
         probe = None
     else:
         entries, probe = _pipeline_entries(
-            node, log_range, rest, [*time_window, *line_filters], group
+            node, log_range, rest, [*time_window, *line_filters], group, columnar=columnar
         )
     if probe is not None and group is not None and "__error__" in _kept_names(group):
         probe = None
@@ -206,6 +209,8 @@ def _pipeline_entries(
     stages: tuple[ast.Stage, ...],
     conditions: list[exp.Expr],
     group: ast.Grouping | None,
+    *,
+    columnar: bool,
 ) -> tuple[_Entries, Callable[[], exp.Select]]:
     """Entries after the pipeline (and unwrap); plus how to build a probe for an error.
 
@@ -215,9 +220,9 @@ def _pipeline_entries(
     unwrap = log_range.unwrap
     frame: Frame | None = None
     columnar_keys: list[str] | None = None
-    if group is not None and not group.without and columnar_supported(stages):
+    if columnar and group is not None and not group.without and columnar_supported(stages):
         names = _columnar_names(group, stages, unwrap)
-        columnar = columnar_pipeline(
+        pipeline = columnar_pipeline(
             entry_source(
                 log_range.selector.matchers,
                 conditions,
@@ -227,8 +232,8 @@ def _pipeline_entries(
             stages,
             names=names,
         )
-        if columnar is not None:
-            frame, tracked = columnar
+        if pipeline is not None:
+            frame, tracked = pipeline
             value_of: ValueOf = tracked.value
             labels = tracked.labels()
             unwrapped = {unwrap.label} if unwrap is not None else set()

@@ -28,6 +28,7 @@ from logql_to_sql.sql.frame import (
     ERROR,
     ERROR_DETAILS,
     JSON_LOOKUP,
+    JSON_PARTIAL,
     LABELS,
     LINE,
     PARSE_DETAILS,
@@ -412,7 +413,7 @@ class StageCompiler:
             return self._merge(frame, json_all())
         keys = _source_keys(needed)
         hinted = json_hinted(keys)
-        staged = frame.next(extras={JSON_LOOKUP: hinted.lookup})
+        staged = frame.next(extras={JSON_LOOKUP: hinted.lookup, JSON_PARTIAL: hinted.partial})
         return self._merge(staged, hinted.parsed)
 
     def visit_LogfmtParser(self, frame: Frame, stage: ast.LogfmtParser, needed: Needed) -> Frame:

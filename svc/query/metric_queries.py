@@ -87,7 +87,9 @@ def run_metric_query(
         raise BadRequestError("count min sketches are only supported on instant queries")
 
     def run(text: str) -> pa.Table:
-        return engine.execute(with_range(text, grid.start_ns), view, stats)
+        if plan.stand_in:
+            text = with_range(text, grid.start_ns)
+        return engine.execute(text, view, stats)
 
     for check, message in plan.checks:
         if run(check).num_rows:
@@ -121,24 +123,26 @@ class _RenderedPlan:
     select: str
     checks: tuple[tuple[str, str], ...]
     error_probes: tuple[tuple[str, str], ...]
+    stand_in: bool
+    """Compiled with the stand-in start (cached): each run puts its own start in. A plan
+    compiled for its grid is run as it is: its text may hold the stand-in's digits."""
 
 
 def _plan(expr: ast.MetricExpr, grid: Grid) -> _RenderedPlan:
     """The rendered plan of ``expr`` on ``grid``: compiled once per expression, step and
     number of steps, with the start put in by ``with_range`` at each run."""
-    if mentions_stand_in(expr):
-        return _rendered(compile_metric_query(expr, grid=grid))
+    if mentions_stand_in(expr):  # compiled for this grid, not reusable
+        return _rendered(compile_metric_query(expr, grid=grid), stand_in=False)
     return _cached_plan(expr, grid.step_ns, grid.steps)
 
 
 @lru_cache(maxsize=256)
 def _cached_plan(expr: ast.MetricExpr, step_ns: int, steps: int) -> _RenderedPlan:
-    return _rendered(
-        compile_metric_query(expr, grid=Grid(start_ns=START, step_ns=step_ns, steps=steps))
-    )
+    grid = Grid(start_ns=START, step_ns=step_ns, steps=steps)
+    return _rendered(compile_metric_query(expr, grid=grid), stand_in=True)
 
 
-def _rendered(plan: MetricPlan) -> _RenderedPlan:
+def _rendered(plan: MetricPlan, *, stand_in: bool) -> _RenderedPlan:
     def text(select: exp.Select) -> str:
         return select.sql(dialect=DIALECT)
 
@@ -147,6 +151,7 @@ def _rendered(plan: MetricPlan) -> _RenderedPlan:
         text(plan.select),
         tuple((text(check), message) for check, message in plan.checks),
         tuple((text(probe), text(labels)) for probe, labels in plan.error_probes),
+        stand_in,
     )
 
 

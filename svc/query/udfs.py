@@ -26,7 +26,7 @@ from duckdb.func import FunctionNullHandling, PythonUDFType
 
 from gocompat.template import Template, TemplateError, parse_template
 from gocompat.template.limits import OutputTooLarge, render_limits
-from logql_to_sql import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_TEMPLATE
+from logql_to_sql import UDF_IP_MATCH, UDF_JSON_FIELDS, UDF_JSON_PARTIAL, UDF_TEMPLATE
 from svc.query.context import QueryContext, line_too_large, lookup
 from svc.query.json_fields import json_fields_batch
 from svc.query.template_batch import render_batch
@@ -175,6 +175,14 @@ def register_udfs(connection: duckdb.DuckDBPyConnection) -> None:
         # Volatile to DuckDB: it then computes the fields once where the SQL does, instead
         # of inlining the call into each later use when it merges projections.
         side_effects=True,
+    )
+    connection.create_function(
+        UDF_JSON_PARTIAL,
+        _json_fields,
+        ["VARCHAR", "VARCHAR"],
+        "STRUCT(key VARCHAR, value VARCHAR)[]",
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
     )
     connection.create_function(
         UDF_TEMPLATE,

@@ -212,7 +212,12 @@ class Manager:
 
 
 def _first_slot(key: GroupKey, interval_ns: int, now: int) -> int:
-    """The first evaluation time: the group's slot after the current one (Prometheus)."""
-    offset = zlib.crc32("\xff".join(key).encode()) % interval_ns
+    """The first evaluation time: the group's slot after the current one (Prometheus).
+
+    Slots fall on whole milliseconds (intervals are whole milliseconds), so a recorded
+    sample's timestamp is exactly the time its query was evaluated at.
+    """
+    interval_ms = max(1, interval_ns // 1_000_000)
+    offset = zlib.crc32("\xff".join(key).encode()) % interval_ms * 1_000_000
     adjusted = now - offset
     return adjusted - adjusted % interval_ns + offset + interval_ns
