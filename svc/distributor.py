@@ -23,8 +23,7 @@ from svc.config import Config, LimitsConfig
 from svc.config_fields import MIB
 from svc.errors import PRODUCT, ServiceError, TooManyRequestsError, UnprocessableEntityError
 from svc.ingest.model import DecodedPush, PushLimits
-from svc.ingest.sizes import stream_sizes
-from svc.ingest.validate import LINE_TOO_LONG, Discard, validate_push
+from svc.ingest.validate import LINE_TOO_LONG, Discard, ValidatedPush, validate_push
 from svc.limits.discarded import DiscardedData
 from svc.limits.ingester import IngesterLimits
 from svc.limits.overrides import Overrides
@@ -144,7 +143,7 @@ class Distributor:
             return answer
         cost = validated.bytes
         if not self._rate_allows(tenant, limits, cost):
-            self.discarded.discard(tenant, limits, fmt, _everything(decoded))
+            self.discarded.discard(tenant, limits, fmt, _rate_limited(validated))
             error = TooManyRequestsError(
                 f"ingestion rate limit exceeded for user {tenant} (limit: "
                 f"{int(self.rate_limit(limits))} bytes/sec) while attempting to ingest "
@@ -169,14 +168,11 @@ class Distributor:
             log.info("push request failed: tenant=%s code=%d err=%s", tenant, answer.status, answer)
 
 
-def _everything(decoded: DecodedPush) -> list[Discard]:
-    """The whole request as refused by the ingestion rate limit."""
+def _rate_limited(validated: ValidatedPush) -> list[Discard]:
+    """The accepted entries, refused by the ingestion rate limit. Entries the checks had
+    already dropped keep their own reason and are not counted again (the reference counts
+    the validated lines only)."""
     return [
-        Discard(
-            RATE_LIMITED,
-            stream.labels,
-            len(stream.timestamps),
-            sum(stream_sizes(stream.lines, stream.metadata)),
-        )
-        for stream in decoded.streams
+        Discard(RATE_LIMITED, stream.labels, len(stream.timestamps), size)
+        for stream, size in zip(validated.streams, validated.stream_bytes, strict=True)
     ]

@@ -293,6 +293,28 @@ def test_too_old_and_too_new(limited: Server) -> None:
     assert _stored(limited, "ages") == [({"a": "b"}, ["now"])]
 
 
+@pytest.mark.parametrize("encoding", ["protobuf", "gzip"])
+def test_a_stale_entry_does_not_drop_the_batch(limited: Server, encoding: str) -> None:
+    # What Promtail and Alloy send after an outage: one batch where a single entry is past
+    # the default reject_old_samples_max_age (7d). They do not retry a 400, so the rest of
+    # the batch must be written and only the stale entry refused.
+    now = _ns()
+    stale = now - 8 * 24 * 3600 * 10**9
+    labels = {"a": encoding}
+    entries = [(stale, "stale"), (now, "first"), (now + 1, "second")]
+    response = _push(
+        limited, "stale", [(labels, entries), ({"a": "other"}, [(now, "x")])], encoding
+    )
+    oldest = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stale // 10**9))
+    assert re.fullmatch(
+        rf"entry for stream '{{a=\"{encoding}\"}}' has timestamp too old: {oldest}, oldest "
+        r"acceptable timestamp is: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ",
+        _error(response, 400),
+    )
+    assert (labels, ["first", "second"]) in _stored(limited, "stale")
+    assert _holds(limited, "stale", {"a": "other"}, "x")
+
+
 def test_enforced_labels(limited: Server) -> None:
     now = _ns()
     response = _push(
@@ -350,17 +372,26 @@ def test_empty_request_is_422(limited: Server) -> None:
 
 def test_rate_limit_refuses_the_whole_request(limited: Server) -> None:
     now = _ns()
+    labels = {"tenant": "rate", "retention_hours": "0", "policy": "", "format": "loki"}
+    old_before = _metric(
+        limited, "svc_discarded_samples_total", reason="greater_than_max_sample_age", **labels
+    )
     big = ({"a": "b"}, [(now, "x" * 1500), (now + 1, "y" * 1500)])
-    response = _push(limited, "rate", [big, ({"a": "c"}, [(now, "z")])])
+    stale = ({"a": "e"}, [(now - 30 * 24 * 3600 * 10**9, "o" * 4000)])
+    response = _push(limited, "rate", [big, ({"a": "c"}, [(now, "z")]), stale])
     assert _error(response, 429) == (
         "ingestion rate limit exceeded for user rate (limit: 1048 bytes/sec) while attempting to "
         f"ingest '3' lines totaling '3001' bytes, reduce log volume or {ADMIN} to see if the "
         "limit can be increased"
     )
     assert _stored(limited, "rate") == []
-    labels = {"tenant": "rate", "retention_hours": "0", "policy": "", "format": "loki"}
+    # the accepted entries count as rate limited; the stale one only under its own reason
     assert _metric(limited, "svc_discarded_samples_total", reason="rate_limited", **labels) == 3
     assert _metric(limited, "svc_discarded_bytes_total", reason="rate_limited", **labels) == 3001
+    old_after = _metric(
+        limited, "svc_discarded_samples_total", reason="greater_than_max_sample_age", **labels
+    )
+    assert old_after == old_before + 1
 
 
 def test_rate_limit_costs_only_the_accepted_entries(limited: Server) -> None:
