@@ -7,12 +7,13 @@ from typing import Any
 from litestar import Request, Response, post
 
 from svc.api.common import api_paths, org_header, runtime
+from svc.api.ops import error_text
 from svc.errors import ServiceError
 from svc.ingest.body import DecompressedTooLargeError, check_body_size
 from svc.ingest.model import PushLimits
 from svc.ingest.push import decode_push
 
-__all__ = ["push", "push_error_text", "read_body"]
+__all__ = ["push", "read_body"]
 
 
 async def read_body(request: Request[Any, Any, Any], limits: PushLimits) -> bytes:
@@ -29,18 +30,8 @@ async def read_body(request: Request[Any, Any, Any], limits: PushLimits) -> byte
     return b"".join(chunks)
 
 
-def push_error_text(message: str, status: int) -> Response[bytes]:
-    """An error as the push path writes it (Go's ``http.Error``: trailing newline, nosniff)."""
-    return Response(
-        (message + "\n").encode(),
-        status_code=status,
-        media_type="text/plain",
-        headers={"X-Content-Type-Options": "nosniff"},
-    )
-
-
 def _push_error(_: Request[Any, Any, Any], exc: ServiceError) -> Response[bytes]:
-    return push_error_text(exc.message, exc.status)
+    return error_text(exc.message, exc.status)
 
 
 @post(
@@ -68,5 +59,5 @@ async def push(request: Request[Any, Any, Any]) -> Response[bytes]:
         raise
     error = await distributor.push(tenant, decoded, "loki")
     if error is not None:
-        return push_error_text(error.message, error.status)
+        return error_text(error.message, error.status)
     return Response(b"", status_code=204)

@@ -1,22 +1,21 @@
-"""Query limits through HTTP (LIMITS.md §2, §2.2): each row's status and exact message.
+"""Query limits through real HTTP (LIMITS.md §2, §2.2): each row's status and exact message.
 
-One in-process app holds the cases; the runtime overrides file gives each tenant the limit
-its test needs.
+One server holds the cases; the runtime overrides file gives each tenant the limit its test
+needs.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import yaml
 
-from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push
+from tests.e2e.server import Server
 from tests.timeline import BASE, SECOND, WINDOW
 
 HOUR = 3600 * SECOND
@@ -36,38 +35,40 @@ OVERRIDES: dict[str, dict[str, Any]] = {
 
 
 @pytest.fixture(scope="module")
-def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessApp]:
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("query-limits")
     runtime = root / "runtime.yaml"
     runtime.write_text(yaml.safe_dump({"overrides": OVERRIDES}))
-    app = InProcessApp(
+    srv = Server(
         root,
         {
             "runtime_config": {"file": str(runtime)},
             "querier": {"multi_tenant_queries_enabled": True},
         },
     ).start()
-    yield app
-    app.stop()
+    yield srv
+    srv.stop()
 
 
-def _get(app: InProcessApp, tenant: str, path: str, **params: Any) -> httpx.Response:
-    with app.client(tenant) as client:
+def _get(srv: Server, tenant: str, path: str, **params: Any) -> httpx.Response:
+    with srv.client(tenant) as client:
         return client.get(path, params=params)
 
 
 def _error(response: httpx.Response, status: int) -> str:
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("text/plain")
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert not response.text.endswith("\n")  # query errors have no trailing newline
     return response.text
 
 
-def _push(app: InProcessApp, tenant: str, streams: list[Any]) -> None:
-    with app.client(tenant) as client:
+def _push(srv: Server, tenant: str, streams: list[Any]) -> None:
+    with srv.client(tenant) as client:
         assert push(client, streams).status_code == 204
 
 
-def test_max_query_length(limited: InProcessApp) -> None:
+def test_max_query_length(limited: Server) -> None:
     response = _get(
         limited,
         "length",
@@ -85,7 +86,7 @@ def test_max_query_length(limited: InProcessApp) -> None:
     assert labels.status_code == 400
 
 
-def test_max_query_length_is_checked_after_the_lookback_clamp(limited: InProcessApp) -> None:
+def test_max_query_length_is_checked_after_the_lookback_clamp(limited: Server) -> None:
     now = time.time_ns()
     response = _get(
         limited,
@@ -98,7 +99,7 @@ def test_max_query_length_is_checked_after_the_lookback_clamp(limited: InProcess
     assert response.status_code == 200
 
 
-def test_max_query_lookback(limited: InProcessApp) -> None:
+def test_max_query_lookback(limited: Server) -> None:
     now = time.time_ns()
     _push(
         limited, "lookback", [({"a": "b"}, [(now - 2 * HOUR, "old"), (now - 60 * SECOND, "new")])]
@@ -124,7 +125,7 @@ def test_max_query_lookback(limited: InProcessApp) -> None:
     assert labels.json() == {"status": "success"}
 
 
-def test_max_query_series(limited: InProcessApp) -> None:
+def test_max_query_series(limited: Server) -> None:
     _push(limited, "series", [({"a": str(i)}, [(BASE + i, "x")]) for i in range(3)])
     response = _get(
         limited,
@@ -140,7 +141,7 @@ def test_max_query_series(limited: InProcessApp) -> None:
     )
 
 
-def test_multi_tenant_queries_take_the_smallest_limit(limited: InProcessApp) -> None:
+def test_multi_tenant_queries_take_the_smallest_limit(limited: Server) -> None:
     for tenant in ("small-a", "small-b"):
         _push(limited, tenant, [({"a": "x"}, [(BASE, "x")])])
     query = 'count_over_time({a="x"}[1m])'
@@ -150,7 +151,7 @@ def test_multi_tenant_queries_take_the_smallest_limit(limited: InProcessApp) -> 
     assert _error(both, 400).startswith("maximum number of series (1) reached")
 
 
-def test_max_entries_limit_per_query(limited: InProcessApp) -> None:
+def test_max_entries_limit_per_query(limited: Server) -> None:
     response = _get(
         limited, "entries", "/svc/api/v1/query_range", query='{a="b"}', limit="11", **WINDOW
     )
@@ -168,7 +169,7 @@ def test_max_entries_limit_per_query(limited: InProcessApp) -> None:
     assert metric.status_code == 200  # metric queries are exempt
 
 
-def test_max_streams_matchers_per_query(limited: InProcessApp) -> None:
+def test_max_streams_matchers_per_query(limited: Server) -> None:
     response = _get(
         limited,
         "matchers",
@@ -181,14 +182,14 @@ def test_max_streams_matchers_per_query(limited: InProcessApp) -> None:
     )
 
 
-def test_max_query_range(limited: InProcessApp) -> None:
+def test_max_query_range(limited: Server) -> None:
     response = _get(
         limited, "range", "/svc/api/v1/query", query='count_over_time({a="b"}[2h])', time=str(BASE)
     )
     assert _error(response, 400) == "[interval] value exceeds limit: [2h] > [1h]"
 
 
-def test_zero_parallelism_disables_queries(limited: InProcessApp) -> None:
+def test_zero_parallelism_disables_queries(limited: Server) -> None:
     for path in ("/svc/api/v1/query_range", "/svc/api/v1/labels", "/svc/api/v1/series"):
         response = _get(limited, "disabled", path, query='{a="b"}', **{"match[]": '{a="b"}'})
         assert _error(response, 429) == (
@@ -196,7 +197,7 @@ def test_zero_parallelism_disables_queries(limited: InProcessApp) -> None:
         )
 
 
-def test_max_query_bytes_read_is_estimated_before_reading(limited: InProcessApp) -> None:
+def test_max_query_bytes_read_is_estimated_before_reading(limited: Server) -> None:
     _push(limited, "bytes", [({"a": "b"}, [(BASE + i * SECOND, "x" * 100) for i in range(30)])])
     _push(limited, "bytes", [({"a": "other"}, [(BASE + i * SECOND, "y" * 100) for i in range(30)])])
     response = _get(limited, "bytes", "/svc/api/v1/query_range", query='{a="b"}', **WINDOW)
@@ -215,7 +216,7 @@ def test_max_query_bytes_read_is_estimated_before_reading(limited: InProcessApp)
     assert small.status_code == 200
 
 
-def test_max_querier_bytes_read(limited: InProcessApp) -> None:
+def test_max_querier_bytes_read(limited: Server) -> None:
     _push(limited, "querier-bytes", [({"a": "b"}, [(BASE + i, "x" * 100) for i in range(30)])])
     response = _get(limited, "querier-bytes", "/svc/api/v1/query_range", query='{a="b"}', **WINDOW)
     assert _error(response, 400) == (
@@ -225,7 +226,7 @@ def test_max_querier_bytes_read(limited: InProcessApp) -> None:
     )
 
 
-def test_actor_path_deeper_than_the_hierarchy_is_500(limited: InProcessApp) -> None:
+def test_actor_path_deeper_than_the_hierarchy_is_500(limited: Server) -> None:
     with limited.client("series") as client:
         response = client.get(
             "/svc/api/v1/query_range",
@@ -246,9 +247,9 @@ def test_actor_path_deeper_than_the_hierarchy_is_500(limited: InProcessApp) -> N
     assert fine.status_code == 200
 
 
-def test_hierarchy_off_ignores_the_header(make_app: Any, tmp_path: Path) -> None:
-    app = make_app({"query_scheduler": {"max_queue_hierarchy_levels": 0}})
-    with app.client("t") as client:
+def test_hierarchy_off_ignores_the_header(make_server: Any) -> None:
+    srv = make_server({"query_scheduler": {"max_queue_hierarchy_levels": 0}})
+    with srv.client("t") as client:
         response = client.get(
             "/svc/api/v1/query_range",
             params={"query": '{a="b"}', **WINDOW},
