@@ -26,7 +26,13 @@ from svc.config import Config, LimitsConfig
 from svc.errors import BadRequestError, GatewayTimeoutError, ServiceError
 from svc.frontend import limits as query_limits
 from svc.frontend.merge import merge_metric_runs, merge_stats, merge_streams
-from svc.frontend.split import grid_runs, time_windows
+from svc.frontend.split import (
+    DataSpans,
+    grid_runs,
+    runs_around_files,
+    time_windows,
+    windows_around_files,
+)
 from svc.query.context import TIMEOUT_MESSAGE
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.log_queries import LogQueryRequest, run_log_query
@@ -240,10 +246,11 @@ class QueryFrontend:
         limits = request.limits
         query_limits.check_expr(expr, limits)
         interval = 0 if instant else round(limits.split_queries_by_interval * 1e9)
-        per_run, runs = grid_runs(grid, interval)
+        runs = grid_runs(grid, interval)
         lookback = max_lookback(expr)
-        last = runs[-1]
-        view = await self._pin(request, grid.start_ns - lookback, last.end_ns + 1)
+        view = await self._pin(request, grid.start_ns - lookback, runs[-1].end_ns + 1)
+        if len(runs) > 1:
+            runs = runs_around_files(grid, runs, lookback, _spans(view))
         windows = [(run.start_ns, min(run.end_ns, grid.end_ns)) for run in runs]
         await self._check_size(request, expr, windows, view)
         max_series = limits.max_query_series
@@ -256,7 +263,7 @@ class QueryFrontend:
             for run in runs
         ]
         parts = await request.run_all(calls, in_flight)
-        result = merge_metric_runs(grid, per_run, [part for part, _ in parts])
+        result = merge_metric_runs(grid, runs, [part for part, _ in parts])
         if len(result.series) > max_series:
             raise BadRequestError(MAX_SERIES_MESSAGE.format(n=max_series))
         stats = merge_stats([stats for _, stats in parts])
@@ -272,8 +279,10 @@ class QueryFrontend:
         limits = request.limits
         query_limits.check_expr(query.query, limits)
         interval = 0 if query.interval_ns else round(limits.split_queries_by_interval * 1e9)
-        windows = time_windows(query.start_ns, query.end_ns, interval)
         view = await self._pin(request, query.start_ns, query.end_ns)
+        windows = windows_around_files(
+            time_windows(query.start_ns, query.end_ns, interval), _spans(view)
+        )
         await self._check_size(request, query.query, windows, view)
         if len(windows) == 1:
             return await request.run(_log, request.tenants, query)
@@ -330,6 +339,10 @@ class QueryFrontend:
             for info in part:
                 found.setdefault((tenant, info.stream_id), info)
         return list(found.values())
+
+
+def _spans(view: Any) -> DataSpans:
+    return DataSpans.of((f.min_ts, f.max_ts) for f in view.files)
 
 
 def _metric(

@@ -31,12 +31,14 @@ def merge_stats(parts: Sequence[ScanStats]) -> ScanStats:
     return total
 
 
-def merge_metric_runs(grid: Grid, per_run: int, parts: Sequence[MetricResult]) -> MetricResult:
-    """The result on ``grid`` from the results of its runs of ``per_run`` steps, in order
+def merge_metric_runs(
+    grid: Grid, runs: Sequence[Grid], parts: Sequence[MetricResult]
+) -> MetricResult:
+    """The result on ``grid`` from the results of its consecutive ``runs``, in order
     (points past the grid, padding of the last run, are dropped)."""
     by_labels: dict[Labels, Series] = {}
-    for index, part in enumerate(parts):
-        offset = index * per_run
+    for run, part in zip(runs, parts, strict=True):
+        offset = (run.start_ns - grid.start_ns) // grid.step_ns
         for series in part.series:
             points = [(k + offset, v) for k, v in series.points if k + offset < grid.steps]
             if not points:

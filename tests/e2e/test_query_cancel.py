@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -51,13 +52,26 @@ def _fill(srv: Server, tenant: str) -> None:
 
 
 def _assert_cpu_stops(srv: Server) -> None:
-    """The process uses (almost) no CPU over the next second and a half."""
+    """The process soon uses (almost) no CPU for a second and a half (the interrupted
+    statements take a moment to unwind, longer on a busy machine)."""
     assert srv.process is not None
-    time.sleep(0.3)  # the interrupted statements unwind
-    before = _cpu_seconds(srv.process.pid)
-    time.sleep(1.5)
-    used = _cpu_seconds(srv.process.pid) - before
-    assert used < 0.3, f"the server kept working: {used:.2f} CPU-s in 1.5 s"
+    time.sleep(0.3)
+    deadline = time.monotonic() + 8
+    while True:
+        before = _cpu_seconds(srv.process.pid)
+        time.sleep(1.5)
+        used = _cpu_seconds(srv.process.pid) - before
+        if used < 0.3:
+            return
+        assert time.monotonic() < deadline, f"the server kept working: {used:.2f} CPU-s in 1.5 s"
+
+
+def _wait_for_cpu(pid: int, since: float, seconds: float) -> None:
+    """Until the process has used ``seconds`` of CPU more than ``since``."""
+    deadline = time.monotonic() + 30
+    while _cpu_seconds(pid) - since < seconds:
+        assert time.monotonic() < deadline, "the query did not get to work"
+        time.sleep(0.05)
 
 
 def _request_count(srv: Server, status: str) -> float:
@@ -82,12 +96,13 @@ def busy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 def test_client_disconnect_interrupts_the_query(busy: Server) -> None:
     assert busy.process is not None
     started = _cpu_seconds(busy.process.pid)
-    with (
-        pytest.raises(httpx.ReadTimeout),
-        httpx.Client(base_url=busy.url, headers={"X-Scope-OrgID": "t"}, timeout=1.5) as client,
-    ):
-        client.get("/svc/api/v1/query_range", params=HEAVY)
-    assert _cpu_seconds(busy.process.pid) - started > 0.5, "the query did not get to work"
+    target = httpx.URL(busy.url + "/svc/api/v1/query_range", params=HEAVY)
+    with socket.create_connection(("127.0.0.1", busy.port)) as sock:
+        sock.sendall(
+            f"GET {target.raw_path.decode()} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "X-Scope-OrgID: t\r\n\r\n".encode()
+        )
+        _wait_for_cpu(busy.process.pid, started, 0.5)  # the query is at work: go away
     _assert_cpu_stops(busy)
     deadline = time.monotonic() + 5
     while _request_count(busy, "499") < 1:
