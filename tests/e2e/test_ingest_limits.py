@@ -18,6 +18,7 @@ import httpx
 import pytest
 import snappy
 import yaml
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from schemas import push_pb2
 from tests.e2e.clients import Streams, push, query_range
@@ -81,16 +82,20 @@ def _push(srv: Server, tenant: str, streams: Streams, encoding: str = "json") ->
         return push(client, streams, encoding=encoding)
 
 
-def _stored(srv: Server, tenant: str) -> list[tuple[dict[str, str], list[str]]]:
+def _stored(
+    srv: Server, tenant: str, selector: str = '{a=~".+"}'
+) -> list[tuple[dict[str, str], list[str]]]:
     now = time.time_ns()
     window = {"start": str(now - 3 * 3600 * 10**9), "end": str(now + 600 * 10**9)}
     with srv.client(tenant) as client:
-        data = query_range(client, '{a=~".+"}', direction="forward", limit="1000", **window)
+        data = query_range(client, selector, direction="forward", limit="1000", **window)
     return [(s["stream"], [v[1] for v in s["values"]]) for s in data["result"]]
 
 
 def _holds(srv: Server, tenant: str, labels: dict[str, str], line: str) -> bool:
-    return any(found == labels and line in lines for found, lines in _stored(srv, tenant))
+    selector = "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+    found = _stored(srv, tenant, selector)
+    return any(stored == labels and line in lines for stored, lines in found)
 
 
 def _error(response: httpx.Response, status: int) -> str:
@@ -135,6 +140,28 @@ def test_line_too_long_drops_the_entry_and_writes_the_rest(limited: Server) -> N
     }
     assert _metric(limited, "svc_discarded_samples_total", **labels) == 1.0
     assert _metric(limited, "svc_discarded_bytes_total", **labels) == 11.0
+
+
+def test_otlp_refusals_are_counted_with_their_format(limited: Server) -> None:
+    request = ExportLogsServiceRequest()
+    resource_logs = request.resource_logs.add()
+    attribute = resource_logs.resource.attributes.add()
+    attribute.key, attribute.value.string_value = "service.name", "api"
+    now = _ns()
+    for offset, line in enumerate(["short", "x" * 12]):
+        record = resource_logs.scope_logs.add().log_records.add()
+        record.time_unix_nano, record.body.string_value = now + offset, line
+    with limited.client("lines") as client:
+        response = client.post(
+            "/otlp/v1/logs",
+            content=request.SerializeToString(),
+            headers={"Content-Type": "application/x-protobuf"},
+        )
+    assert response.status_code == 400
+    assert _holds(limited, "lines", {"service_name": "api"}, "short")
+    labels = {"reason": "line_too_long", "tenant": "lines", "retention_hours": "744"}
+    assert _metric(limited, "svc_discarded_samples_total", **labels, policy="", format="otlp") == 1
+    assert _metric(limited, "svc_discarded_bytes_total", **labels, policy="", format="otlp") == 12
 
 
 def test_errors_are_grouped(limited: Server) -> None:
