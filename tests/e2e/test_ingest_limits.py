@@ -48,6 +48,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         "block_ingestion_until": "2999-01-01T00:00:00Z",
         "block_ingestion_status_code": 503,
     },
+    "blocked-quietly": {
+        "block_ingestion_until": "2999-01-01T00:00:00Z",
+        "block_ingestion_status_code": 200,
+    },
     "ages": {"reject_old_samples_max_age": "1h", "creation_grace_period": "1m"},
     "ordered": {"unordered_writes": False},
 }
@@ -362,6 +366,16 @@ def test_blocked_ingestion(limited: Server) -> None:
     )
     assert _stored(limited, "blocked") == []
     labels = {"tenant": "blocked", "retention_hours": "0", "policy": "", "format": "loki"}
+    assert (
+        _metric(limited, "svc_discarded_samples_total", reason="blocked_ingestion", **labels) == 1
+    )
+
+
+def test_blocked_ingestion_with_status_200_drops_silently(limited: Server) -> None:
+    response = _push(limited, "blocked-quietly", [({"a": "b"}, [(_ns(), "x")])])
+    assert (response.status_code, response.text) == (204, "")
+    assert _stored(limited, "blocked-quietly") == []
+    labels = {"tenant": "blocked-quietly", "retention_hours": "0", "policy": "", "format": "loki"}
     assert (
         _metric(limited, "svc_discarded_samples_total", reason="blocked_ingestion", **labels) == 1
     )
