@@ -39,7 +39,7 @@ from svc.query.udfs import register_udfs
 from svc.storage.catalog import FileEntry
 from svc.storage.store import Store, StoreView
 
-__all__ = ["AnyView", "QueryEngine", "ScanStats", "narrowed"]
+__all__ = ["AnyView", "QueryEngine", "ScanStats", "add_head_scan", "narrowed"]
 
 AnyView = StoreView | MultiView
 _P = ParamSpec("_P")
@@ -191,7 +191,7 @@ class QueryEngine:
         view = self.view((tenants,) if isinstance(tenants, str) else tenants, start_ns, end_ns)
         stats = ScanStats()
         if plan.limit is None or isinstance(view, MultiView):
-            _add_scan(stats, view.files, view.head_tables)
+            _add_scan(stats, view.files, view.head_tables, start_ns, end_ns)
             table = self._limited_rows(plan, self.execute(text or plan.select, view, stats), stats)
             stats.returned = table.num_rows
             return table, view, stats
@@ -204,7 +204,7 @@ class QueryEngine:
         while True:
             group, files = _next_group(files, self.scan_group_rows)
             part = StoreView(view.lake_root, group, heads, view.streams)
-            _add_scan(stats, group, heads)
+            _add_scan(stats, group, heads, start_ns, end_ns)
             rows = self._limited_rows(plan, self.execute(text or plan.select, part, stats), stats)
             found = rows if found is None else _top(found, rows, plan.limit, plan.backward)
             heads = []
@@ -427,12 +427,23 @@ def _top(found: pa.Table, more: pa.Table, limit: int, backward: bool) -> pa.Tabl
     return merged.sort_by([("ts", order)]).slice(0, limit)
 
 
-def _add_scan(stats: ScanStats, files: list[FileEntry], heads: list[pa.Table]) -> None:
+def _add_scan(
+    stats: ScanStats, files: list[FileEntry], heads: list[pa.Table], start_ns: int, end_ns: int
+) -> None:
     stats.files += len(files)
     for f in files:
         stats.file_rows += f.rows
         stats.file_line_bytes += f.line_bytes
         stats.file_bytes += f.file_bytes
+    add_head_scan(stats, heads, start_ns, end_ns)
+
+
+def add_head_scan(stats: ScanStats, heads: list[pa.Table], start_ns: int, end_ns: int) -> None:
+    """Count the in-memory rows in ``[start_ns, end_ns)`` as read: the tables are shared
+    whole by every sub-query of a split request, and each reads only its own range."""
     for table in heads:
-        stats.head_rows += table.num_rows
-        stats.head_line_bytes += table["line"].nbytes
+        ts = table["ts"]
+        inside = pc.and_(pc.greater_equal(ts, start_ns), pc.less(ts, end_ns))
+        stats.head_rows += pc.sum(inside).as_py() or 0
+        sizes = pc.if_else(inside, pc.binary_length(table["line"]), 0)
+        stats.head_line_bytes += pc.sum(sizes).as_py() or 0

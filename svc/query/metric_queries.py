@@ -19,7 +19,7 @@ from sqlglot import exp
 from logql_to_sql import DIALECT, Grid, MetricPlan, ast, compile_metric_query
 from svc.errors import BadRequestError
 from svc.model import Labels, label_key
-from svc.query.engine import QueryEngine, ScanStats
+from svc.query.engine import QueryEngine, ScanStats, add_head_scan
 from svc.query.plan_cache import START, mentions_stand_in, with_range
 
 __all__ = [
@@ -82,7 +82,7 @@ def run_metric_query(
     tenants = (tenant,) if isinstance(tenant, str) else tenant
     view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1)
     stats = ScanStats()
-    _count_scan(stats, view)
+    _count_scan(stats, view, grid.start_ns - lookback, grid.end_ns + 1)
     if not instant and _uses_approx_topk(expr):
         raise BadRequestError("count min sketches are only supported on instant queries")
 
@@ -172,15 +172,13 @@ def max_lookback(expr: ast.Expr) -> int:
     return max((max_lookback(child) for child in children), default=0)
 
 
-def _count_scan(stats: ScanStats, view: Any) -> None:
+def _count_scan(stats: ScanStats, view: Any, start_ns: int, end_ns: int) -> None:
     stats.files = len(view.files)
     for entry in view.files:
         stats.file_rows += entry.rows
         stats.file_line_bytes += entry.line_bytes
         stats.file_bytes += entry.file_bytes
-    for table in view.head_tables:
-        stats.head_rows += table.num_rows
-        stats.head_line_bytes += table["line"].nbytes
+    add_head_scan(stats, view.head_tables, start_ns, end_ns)
 
 
 def _pipeline_error(found: pa.Table) -> str:

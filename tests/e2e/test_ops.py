@@ -123,7 +123,13 @@ def test_config_modes(server: Server) -> None:
     assert yaml.safe_load(diffs.text) == {
         "server": {"http_listen_address": "127.0.0.1", "http_listen_port": server.port},
         "common": {"path_prefix": str(server.data_dir)},
-        "limits_config": {"reject_old_samples": False},
+        "limits_config": {
+            "reject_old_samples": False,
+            "ingestion_rate_mb": 1024.0,
+            "ingestion_burst_size_mb": 1024.0,
+            "per_stream_rate_limit": "1GB",
+            "per_stream_rate_limit_burst": "1GB",
+        },
     }
     defaults = yaml.safe_load(httpx.get(server.url + "/config?mode=defaults").text)
     assert defaults["server"]["http_listen_port"] == 3100

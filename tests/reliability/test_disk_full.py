@@ -12,6 +12,7 @@ import yaml
 from svc.config import config_from_yaml, validate_config
 from tests.e2e.server import Server
 from tests.reliability.helpers import (
+    WINDOW,
     assert_once,
     line_counts,
     metric,
@@ -46,7 +47,7 @@ def test_disk_full_refuses_pushes_serves_queries_and_recovers_by_itself(
         wait_for(lambda: metric(srv, "svc_ingester_flush_failures_total") >= 1)
         assert client.get("/ready").status_code == 200
         assert_once(line_counts(client), stored)  # queries keep working meanwhile
-        assert client.get("/svc/api/v1/labels", params={"start": "0"}).status_code == 200
+        assert client.get("/svc/api/v1/labels", params=WINDOW).status_code == 200
         set_faults(srv)
         resumed = [f"resumed {i}" for i in range(200)]
         assert push_lines(client, resumed, offset=2000).status_code == 204
