@@ -30,6 +30,7 @@ from logql_to_sql.sql.dialect import (
     UDF_JSON_PARTIAL,
     UDF_TEMPLATE,
 )
+from logql_to_sql.sql.frame import entry_labels
 from logql_to_sql.sql.metric_query import MetricPlan, compile_metric_query
 from logql_to_sql.sql.parser_stages import json_all, logfmt, sanitize
 from logql_to_sql.sql.range_aggregation import Grid
@@ -62,6 +63,7 @@ __all__ = [
     "compile_log_query",
     "compile_metric_query",
     "compile_stream_matchers",
+    "entry_labels",
     "format_query",
     "is_log_query",
     "json_all",

@@ -40,6 +40,7 @@ from svc.api.push import push
 from svc.api.query import query, query_post, query_range, query_range_post
 from svc.api.responses import text_response
 from svc.api.rules import RULES_ROUTES
+from svc.api.sql import sql_explain, sql_get, sql_post
 from svc.api.status import buildinfo, format_query_get, format_query_post, ready
 from svc.api.tail import tail
 from svc.config import Config
@@ -81,6 +82,9 @@ ROUTES = [
     detected_field_values,
     detected_field_values_post,
     openapi_json,
+    sql_get,
+    sql_post,
+    sql_explain,
 ]
 
 

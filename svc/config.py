@@ -44,6 +44,7 @@ __all__ = [
     "RuntimeConfigFiles",
     "SchemaConfig",
     "ServerConfig",
+    "SqlConfig",
     "StorageConfig",
     "StreamRetention",
     "TsdbShipperConfig",
@@ -471,6 +472,29 @@ class PatternIngesterConfig:
 
 
 @dataclass
+class SqlConfig:
+    """Ad hoc SQL over a tenant's logs (``sql:``; ``/svc/api/v1/sql``)."""
+
+    timeout: float = setting(
+        0.0,
+        "Longest an SQL query may run before it is interrupted with 504 "
+        "(0: limits_config.query_timeout).",
+        duration=True,
+    )
+    max_rows: int = setting(
+        10_000,
+        "Most rows of a JSON answer (`truncated` says when there were more); CSV, Parquet "
+        "and Arrow answers are streamed whole.",
+    )
+    memory_limit: str = setting(
+        "",
+        "Memory one SQL query may use (DuckDB memory_limit), as a share (`10%`) or a size "
+        "(`1GiB`); empty: querier.query_memory_limit divided by querier.max_concurrent.",
+    )
+    threads: int = setting(2, "DuckDB threads of one SQL query.")
+
+
+@dataclass
 class StorageConfig:
     """Storage settings (``storage_config:``)."""
 
@@ -504,6 +528,7 @@ class Config:
     storage_config: StorageConfig = field(default_factory=StorageConfig)
     pattern_ingester: PatternIngesterConfig = field(default_factory=PatternIngesterConfig)
     ruler: RulerConfig = field(default_factory=RulerConfig)
+    sql: SqlConfig = field(default_factory=SqlConfig)
     overrides: dict[str, Any] = setting(  # noqa: RUF009
         {},
         "Per-tenant limits blocks, as the runtime overrides file's `overrides:` (read first, "
@@ -573,6 +598,7 @@ def validate_config(config: Config) -> list[str]:
         errors.append(f"querier.query_memory_limit: {exc}")
     if config.querier.max_template_line_size <= 0:
         errors.append("querier.max_template_line_size must be positive")
+    errors += _sql_errors(config.sql)
     errors += schema_config_errors(
         config.schema_config.configs,
         structured_metadata=config.limits_config.allow_structured_metadata,
@@ -580,6 +606,22 @@ def validate_config(config: Config) -> list[str]:
     errors += _override_errors(config)
     errors += _pattern_ingester_errors(config.pattern_ingester)
     errors += ruler_config_errors(config.ruler)
+    return errors
+
+
+def _sql_errors(cfg: SqlConfig) -> list[str]:
+    errors = []
+    if cfg.memory_limit:
+        try:
+            parse_memory_limit(cfg.memory_limit)
+        except ValueError as exc:
+            errors.append(f"sql.memory_limit: {exc}")
+    if cfg.max_rows <= 0:
+        errors.append("sql.max_rows must be positive")
+    if cfg.threads <= 0:
+        errors.append("sql.threads must be positive")
+    if cfg.timeout < 0:
+        errors.append("sql.timeout must not be negative")
     return errors
 
 

@@ -34,6 +34,7 @@ from svc.query.engine import QueryEngine
 from svc.query.memory import parse_memory_limit
 from svc.ruler.service import RULER_TARGETS, Ruler, build_ruler
 from svc.scheduler.workers import Scheduler, SchedulerCollector
+from svc.sql.service import SqlService, build_sql_service
 from svc.storage.store import Store, StoreSettings
 from svc.tenancy import TenantResolver
 
@@ -64,6 +65,7 @@ class Runtime:
     shutdown_requested: threading.Event = field(default_factory=threading.Event)
     replayed_rows: int = 0
     ruler: Ruler | None = None
+    sql: SqlService | None = None
     _startup: threading.Thread | None = None
 
     @classmethod
@@ -131,6 +133,7 @@ class Runtime:
             scheduler=scheduler,
             frontend=QueryFrontend(config, engine, scheduler, query_limits),
         )
+        rt.sql = build_sql_service(config, rt.engine, rt.metrics.registry)
         if config.target in RULER_TARGETS:
             rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry, rt.limits_for)
         rt._register_services()
@@ -161,7 +164,12 @@ class Runtime:
         )
         self.services.add(self.ingester.service)
         self.services.add(
-            Service("querier", self.scheduler.start, self._stop_querier, depends_on=("store",))
+            Service(
+                "querier",
+                starting=self.scheduler.start,
+                stopping=self._stop_querier,
+                depends_on=("store",),
+            )
         )
         self.services.add(
             Service(
@@ -177,6 +185,8 @@ class Runtime:
 
     def _stop_querier(self) -> None:
         self.scheduler.stop()
+        if self.sql is not None:
+            self.sql.close()
         self.engine.close()
 
     def _replay(self) -> None:

@@ -45,6 +45,7 @@ __all__ = [
     "UNWRAPPED",
     "Frame",
     "base_frame",
+    "entry_labels",
     "group_key",
     "parsed_value",
     "stream_value",
@@ -227,6 +228,25 @@ def with_entries(labels: exp.Expr, entries: exp.Expr) -> exp.Expr:
     )
 
 
+def entry_labels(labels: exp.Expr, metadata: exp.Expr) -> exp.Expr:
+    """An entry's labels before its pipeline: the stream ``labels`` joined by the
+    structured ``metadata``, a metadata key equal to a stream label becoming
+    ``<key>_extracted``."""
+    renamed = sql(
+        "list_transform(map_entries(:metadata), e -> {'key': CASE WHEN "
+        "list_contains(map_keys(:labels), e.key) THEN e.key || '_extracted' ELSE e.key END, "
+        "'value': e.value})",
+        metadata=metadata,
+        labels=labels,
+    )
+    return sql(
+        "CASE WHEN :metadata IS NULL THEN :labels ELSE :merged END",
+        metadata=metadata.copy(),
+        labels=labels.copy(),
+        merged=with_entries(labels.copy(), renamed),
+    )
+
+
 def base_frame(source: exp.Select) -> Frame:
     """The first frame, over ``source`` rows (ts, stream_id, line, metadata, labels).
 
@@ -235,15 +255,7 @@ def base_frame(source: exp.Select) -> Frame:
     Structured metadata joins the stream labels; a metadata key equal to a stream label
     becomes ``<key>_extracted``.
     """
-    renamed = sql(
-        "list_transform(map_entries(metadata), e -> {'key': CASE WHEN "
-        "list_contains(map_keys(labels), e.key) THEN e.key || '_extracted' ELSE e.key END, "
-        "'value': e.value})"
-    )
-    labels = sql(
-        "CASE WHEN metadata IS NULL THEN labels ELSE :merged END",
-        merged=with_entries(exp.column("labels"), renamed),
-    )
+    labels = entry_labels(exp.column("labels"), exp.column("metadata"))
     columns = [
         exp.column(TS),
         exp.column(STREAM_ID),

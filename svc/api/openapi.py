@@ -62,6 +62,7 @@ TARGET_LABELS = _param("targetLabels", "Comma-separated labels to aggregate into
 AGGREGATE_BY = _param("aggregateBy", "series or labels.", type="string", enum=["series", "labels"])
 LINE_LIMIT = _param("line_limit", "Lines scanned.", type="integer")
 FLUSH_TENANT = _param("tenant", "Tenant to flush.", type="string")
+SQL_QUERY = _param("query", "SQL text (on POST also the body, or a form or JSON field).")
 
 _TEXT: Final = {"text/plain": {"schema": {"type": "string"}}}
 _JSON: Final = {"application/json": {"schema": {"type": "object"}}}
@@ -148,6 +149,29 @@ RULE_FILTERS = (
     _param("rule_group", "Groups to list (repeatable)."),
     _param("rule_name", "Rules to list (repeatable)."),
 )
+SQL_BODY: Final = {
+    "required": False,
+    "content": {
+        "text/plain": {"schema": {"type": "string"}},
+        "application/sql": {"schema": {"type": "string"}},
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    name: {"type": "string"} for name in ("query", "start", "end", "since")
+                },
+            }
+        },
+        "application/x-www-form-urlencoded": {"schema": {"type": "object"}},
+    },
+}
+SQL_RESULTS: Final = {
+    **_JSON,
+    "text/csv": {"schema": {"type": "string"}},
+    "application/vnd.columnar.parquet": {"schema": {"type": "string", "format": "binary"}},
+    "application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}},
+    "application/vnd.apache.arrow.stream": {"schema": {"type": "string", "format": "binary"}},
+}
 FORM_BODY: Final = {
     "required": False,
     "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object"}}},
@@ -235,6 +259,20 @@ OPERATIONS: Final = (
         "Values of a detected field.",
         (QUERY, *_RANGE, STEP, LINE_LIMIT, LIMIT),
         body=FORM_BODY,
+    ),
+    Operation(
+        f"{_API}/sql",
+        "GET POST",
+        "Read-only SQL over the tenant's logs and streams views (and logql()).",
+        (SQL_QUERY, *_RANGE),
+        body=SQL_BODY,
+        ok_type=SQL_RESULTS,
+    ),
+    Operation(
+        f"{_API}/sql/explain",
+        "GET",
+        "The SQL a LogQL query compiles to.",
+        (QUERY, *_RANGE, LIMIT, STEP, DIRECTION),
     ),
     Operation(f"{_API}/format_query", "GET POST", "Pretty-print LogQL.", (QUERY,), body=FORM_BODY),
     Operation(f"{_API}/status/buildinfo", "GET", "Build information."),

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -39,9 +39,20 @@ from svc.query.udfs import register_udfs
 from svc.storage.catalog import FileEntry
 from svc.storage.store import Store, StoreView
 
-__all__ = ["AnyView", "QueryEngine", "ScanStats", "add_head_scan", "narrowed"]
+__all__ = ["AnyView", "QueryEngine", "Registrar", "ScanStats", "add_head_scan", "narrowed"]
 
 AnyView = StoreView | MultiView
+
+
+class Registrar(Protocol):
+    """Where :meth:`QueryEngine.bound_sql` registers the Arrow tables a query reads: a
+    DuckDB connection, or a collector that ships them to another process."""
+
+    def register(self, name: str, table: Any, /) -> object:
+        """Make ``table`` readable as ``name``."""
+        ...
+
+
 _P = ParamSpec("_P")
 _RESULT_BATCH_ROWS = 65_536
 _T = TypeVar("_T")
@@ -248,6 +259,19 @@ class QueryEngine:
                     stats.warnings.append(_UNREADABLE_WARNING)
         return self._execute(select, view, stats)
 
+    def set_aside_unreadable(
+        self, view: AnyView, exc: duckdb.Error, stats: ScanStats
+    ) -> AnyView | None:
+        """``view`` without the files a DuckDB error is due to, now quarantined, with the
+        warning in ``stats`` (None when no file is to blame): for callers that run
+        statements of their own."""
+        dropped = self._unreadable(view, exc)
+        if not dropped:
+            return None
+        if _UNREADABLE_WARNING not in stats.warnings:
+            stats.warnings.append(_UNREADABLE_WARNING)
+        return _without_files(view, dropped)
+
     def _unreadable(self, view: AnyView, exc: duckdb.Error) -> set[str]:
         """The view's files a DuckDB error is due to, now quarantined (empty: none)."""
         if not view.files or not _blames_a_file(exc):
@@ -324,9 +348,7 @@ class QueryEngine:
         finally:
             timer.cancel()
 
-    def bound_sql(
-        self, select: exp.Select | str, view: AnyView, cursor: duckdb.DuckDBPyConnection
-    ) -> str:
+    def bound_sql(self, select: exp.Select | str, view: AnyView, cursor: Registrar) -> str:
         """The query's text with ``logs`` and ``streams`` defined as leading common table
         expressions over the view (inlined by DuckDB, as subqueries would be)."""
         text = select if isinstance(select, str) else select.sql(dialect=DIALECT)
@@ -339,7 +361,7 @@ class QueryEngine:
             return f"WITH {relations}, {text[5:]}"
         return f"WITH {relations} {text}"
 
-    def _relations(self, view: AnyView, cursor: duckdb.DuckDBPyConnection) -> tuple[str, str]:
+    def _relations(self, view: AnyView, cursor: Registrar) -> tuple[str, str]:
         """The view's rows as one query, and the registered name of its stream table."""
         parts: list[str] = []
         sources = view.parts if isinstance(view, MultiView) else [(view, 0)]
@@ -349,7 +371,7 @@ class QueryEngine:
             parts = self._sources(StoreView(self.store.lake_root, [], [], view.streams), 0, cursor)
         return " UNION ALL ".join(parts), self._register(cursor, view.streams)
 
-    def _sources(self, view: StoreView, mask: int, cursor: duckdb.DuckDBPyConnection) -> list[str]:
+    def _sources(self, view: StoreView, mask: int, cursor: Registrar) -> list[str]:
         """One SELECT per source of the view: its files, then each in-memory table.
 
         Written as text: the only values are the catalog's file paths (quoted as SQL
@@ -368,7 +390,7 @@ class QueryEngine:
             parts.append(f"SELECT {columns} FROM {name}")
         return parts
 
-    def _register(self, cursor: duckdb.DuckDBPyConnection, table: pa.Table) -> str:
+    def _register(self, cursor: Registrar, table: pa.Table) -> str:
         name = f"arrow_{next(self._names)}"
         cursor.register(name, table)
         return name

@@ -116,7 +116,7 @@ class _Writer:
         elif isinstance(value, list):
             self.out.append(" []\n")
         else:
-            self.out.append(" " + _node(value, nested) + "\n")
+            self.out.append(" " + _node(value, nested, indent) + "\n")
 
     def sequence(self, items: list[Any], *, indent: int) -> None:
         for item in items:
@@ -124,7 +124,7 @@ class _Writer:
             if isinstance(item, dict) and item:
                 self.mapping(item, indent=indent + 2, in_sequence=True)
             else:
-                self.out.append(_node(item, indent + 2) + "\n")
+                self.out.append(_node(item, indent + 2, indent) + "\n")
 
 
 def _aligned(indent: int) -> int:
@@ -132,17 +132,27 @@ def _aligned(indent: int) -> int:
     return _BEST_INDENT * ((indent + _BEST_INDENT) // _BEST_INDENT)
 
 
-def _node(value: Any, indent: int) -> str:
-    """A scalar value: integers and booleans as such, anything else as a string."""
+def _node(value: Any, indent: int, parent_indent: int) -> str:
+    """A scalar value: integers and booleans as such, anything else as a string.
+
+    ``indent`` is where a block scalar's lines go, ``parent_indent`` the indentation of
+    the collection holding the value.
+    """
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    return _scalar(str(value), indent)
+    return _scalar(str(value), indent, indent - parent_indent)
 
 
-def _scalar(text: str, content_indent: int, *, simple_key: bool = False) -> str:
-    """``text`` as yaml.v3 writes a string scalar; blocks are indented by ``content_indent``."""
+def _scalar(
+    text: str, content_indent: int, indent_hint: int = _BEST_INDENT, *, simple_key: bool = False
+) -> str:
+    """``text`` as yaml.v3 writes a string scalar; blocks are indented by ``content_indent``.
+
+    ``indent_hint`` is the block's indentation relative to its parent collection, written
+    when the text starts with a space or a line break.
+    """
     if any(ch in _BREAKS for ch in text if ch != "\n"):
         # yaml.v3 would fold these breaks into spaces on reading back: quote them instead
         return _double_quoted(text)
@@ -167,7 +177,7 @@ def _scalar(text: str, content_indent: int, *, simple_key: bool = False) -> str:
         return "'" + text.replace("'", "''") + "'"
     if style == "double":
         return _double_quoted(text)
-    return _literal(text, content_indent)
+    return _literal(text, content_indent, indent_hint)
 
 
 def _plain_resolves_to_string(text: str) -> bool:
@@ -305,8 +315,12 @@ def _double_quoted(text: str) -> str:
     return "".join(out)
 
 
-def _literal(text: str, indent: int) -> str:
-    hints = str(_BEST_INDENT) if text[0] in " \n" else ""
+def _literal(text: str, indent: int, indent_hint: int) -> str:
+    # yaml.v3 always writes its best indentation (4) as the hint, which misplaces the
+    # lines of a block nested in a sequence item's mapping (the hint is relative to the
+    # parent, at 6, while the lines are at 8): it could not read its own output back.
+    # The hint here is the lines' real offset, the same 4 wherever yaml.v3 is right.
+    hints = str(indent_hint) if text[0] in " \n" else ""
     if not text.endswith("\n"):
         hints += "-"
     elif text == "\n" or text.endswith("\n\n"):

@@ -1,0 +1,113 @@
+"""A checked statement made runnable: views renamed, ``logql()`` calls expanded, the views'
+definitions put in front.
+
+The client's ``logs`` and ``streams`` become the service's views (``__svc_logs AS logs``,
+so qualified columns still resolve), each ``logql('<query>')`` a derived table
+(:mod:`svc.sql.logql_source`). What the client wrote is rendered from the checked tree:
+comments are gone and every literal is re-quoted by sqlglot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from svc.sql.logql_source import logql_rows
+from svc.sql.policy import LOGQL_FUNCTION, VIEWS
+from svc.sql.statement import Statement, function_name
+from svc.sql.views import LOGS_VIEW, STREAMS_VIEW, view_definitions
+
+__all__ = ["Rewritten", "needs_labels", "rewrite"]
+
+_DIALECT = "duckdb"
+_RENAMED = {"logs": LOGS_VIEW, "streams": STREAMS_VIEW}
+_LABEL_COLUMNS = frozenset({"labels", "tenant"})
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """The statement as it runs: ``prefix`` (``EXPLAIN``, ``DESCRIBE``...) and the query,
+    which reads the engine's ``logs`` and ``streams`` when ``reads_views``."""
+
+    prefix: str
+    query: str
+    reads_views: bool
+    """Whether it reads ``logs``, ``streams`` or ``logql()`` (else no file is bound)."""
+
+
+def rewrite(
+    statement: Statement,
+    *,
+    start_ns: int,
+    end_ns: int,
+    multi: bool,
+    stream_table: str,
+    bounded: bool = True,
+) -> Rewritten:
+    """The statement's text with its views and ``logql()`` calls resolved (``bounded``:
+    see :func:`svc.sql.views.view_definitions`)."""
+    tree = statement.tree.copy()
+    labels = needs_labels(tree)
+    reads = False
+    for table in list(tree.find_all(exp.Table)):
+        source = table.this
+        if isinstance(source, exp.Func) and function_name(source) == LOGQL_FUNCTION:
+            text = source.expressions[0].name
+            rows = logql_rows(text, start_ns=start_ns, end_ns=end_ns, multi=multi)
+            alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier("logql"))
+            table.replace(exp.Subquery(this=rows, alias=alias.copy()))
+            reads = True
+        elif isinstance(source, exp.Identifier) and source.name.lower() in VIEWS:
+            if not table.args.get("alias"):
+                table.set("alias", exp.TableAlias(this=source.copy()))
+            table.set("this", exp.to_identifier(_RENAMED[source.name.lower()]))
+            reads = True
+    if not reads:
+        return Rewritten(statement.prefix, tree.sql(dialect=_DIALECT), reads_views=False)
+    definitions = view_definitions(
+        stream_table,
+        start_ns=start_ns,
+        end_ns=end_ns,
+        labels=labels,
+        multi=multi,
+        bounded=bounded,
+    )
+    return Rewritten(statement.prefix, _with_views(tree, definitions), reads_views=True)
+
+
+def _with_views(tree: exp.Expr, definitions: list[str]) -> str:
+    """``WITH <definitions>, <the query's own> <query>``: the views come first, so the
+    query's expressions can read them."""
+    own = tree.args.get("with_")
+    if "with_" not in tree.arg_types or (own is not None and own.args.get("recursive")):
+        body = f"SELECT * FROM ({tree.sql(dialect=_DIALECT)})"
+        return f"WITH {', '.join(definitions)} {body}"
+    ctes = []
+    if own is not None:
+        ctes = [cte.sql(dialect=_DIALECT) for cte in own.expressions]
+        tree.set("with_", None)
+    return f"WITH {', '.join([*definitions, *ctes])} {tree.sql(dialect=_DIALECT)}"
+
+
+def needs_labels(tree: exp.Expr) -> bool:
+    """Whether a query may read the ``labels`` or ``tenant`` column of ``logs``.
+
+    Conservative: any mention of those names, any ``*`` or ``COLUMNS(...)`` outside an
+    aggregate, a natural join, or a whole row (a column named as a table). A query this
+    misjudges fails with an unknown column; it never gets a wrong answer.
+    """
+    tables = {t.alias_or_name.lower() for t in tree.find_all(exp.Table)}
+    tables |= {t.name.lower() for t in tree.find_all(exp.Table)}
+    for node in tree.walk():
+        if isinstance(node, exp.Identifier) and node.name.lower() in _LABEL_COLUMNS:
+            return True
+        if isinstance(node, exp.Star) and not isinstance(node.parent, exp.AggFunc):
+            return True
+        if isinstance(node, exp.Columns):
+            return True
+        if isinstance(node, exp.Join) and node.args.get("method") == "NATURAL":
+            return True
+        if isinstance(node, exp.Column) and node.name.lower() in tables:
+            return True
+    return False

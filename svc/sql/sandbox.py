@@ -1,0 +1,58 @@
+"""DuckDB databases for ad hoc SQL: one per query, locked down before the query runs.
+
+A query gets a database of its own (DuckDB's settings are per database), in a worker
+process (:mod:`svc.sql.worker`), with the memory limit and threads of ``sql:``, a spill
+directory of its own, Python replacement scans off (a query cannot name a Python variable)
+and no extension loading. Before the statement runs, the only files it may read are set
+to the request's catalog files (``allowed_paths``), external access is disabled and the
+configuration locked: whatever got past the static check can read no other file, URL,
+tenant or setting change.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import duckdb
+
+from svc.query.udfs import register_udfs
+
+__all__ = ["Sandbox"]
+
+
+class Sandbox:
+    """One query's database, open and unlocked until :meth:`lock`."""
+
+    def __init__(self, *, threads: int, memory_limit: int, spill_root: Path) -> None:
+        self.settings = (threads, memory_limit, str(spill_root))
+        """What it was opened with: threads, memory limit, spill root."""
+        # Named after the process: the server removes what a killed worker left.
+        self.spill_dir = spill_root / f"{os.getpid()}-{uuid.uuid4().hex}"
+        self.connection = duckdb.connect(
+            config={
+                "threads": threads,
+                "memory_limit": f"{memory_limit}B",
+                "temp_directory": str(self.spill_dir),
+                "python_enable_replacements": False,
+                "autoload_known_extensions": False,
+                "autoinstall_known_extensions": False,
+                "allow_community_extensions": False,
+            }
+        )
+        register_udfs(self.connection)
+
+    def lock(self, paths: list[str]) -> None:
+        """Allow reading ``paths`` only, then disable external access and lock the
+        configuration (neither can be undone on this database)."""
+        con = self.connection
+        con.execute("SET allowed_paths = ?", [paths])
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+
+    def close(self) -> None:
+        """Close the database and remove what it spilled."""
+        self.connection.close()
+        shutil.rmtree(self.spill_dir, ignore_errors=True)

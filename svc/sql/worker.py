@@ -1,0 +1,157 @@
+"""An SQL worker process: runs ad hoc SQL statements one at a time, each in a fresh
+locked-down database (:mod:`svc.sql.sandbox`), reading queries from stdin and writing
+results to stdout (:mod:`svc.sql.protocol`).
+
+Why a process: DuckDB's ``memory_limit`` bounds its buffers but not the strings and lists
+a projection builds (``repeat(line, n)``, a chain of ``x || x``) nor the Arrow result, so
+one statement could exhaust the server. Here the data segment is capped
+(``RLIMIT_DATA``, the first argument, in bytes): an allocation past it fails as DuckDB's
+out-of-memory error, or at worst ends this process, never the server. The server kills
+the process at the statement's deadline, wherever it is.
+
+Usage: ``python -m svc.sql.worker <data segment limit in bytes>``.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import threading
+from pathlib import Path
+from typing import IO
+
+import duckdb
+import msgspec
+import pyarrow as pa
+
+from logql_to_sql import QUERY_VARIABLE
+from svc.query.context import registered
+from svc.sql.protocol import (
+    BATCH,
+    DONE,
+    ERROR,
+    HEADER,
+    QUERY,
+    TABLE,
+    WorkerError,
+    WorkerHeader,
+    WorkerQuery,
+    error_frame,
+    ipc_bytes,
+    read_frame,
+    read_ipc,
+    write_frame,
+)
+from svc.sql.sandbox import Sandbox
+
+__all__ = ["main", "serve"]
+
+_QUERY_DECODER = msgspec.json.Decoder(WorkerQuery)
+_GRACE_SECONDS = 5.0
+
+
+def serve(source: IO[bytes], out: IO[bytes]) -> None:
+    """Answer queries from ``source`` until it ends; between two, the next query's database
+    is opened (about 15 ms) while the worker waits."""
+    ready: Sandbox | None = None
+    while True:
+        frame = read_frame(source)
+        if frame is None:
+            return
+        kind, payload = frame
+        if kind != QUERY:
+            raise SystemExit(f"svc sql worker: unexpected frame {kind!r}")
+        query = _QUERY_DECODER.decode(payload)
+        tables = {}
+        for name in query.tables:
+            table_frame = read_frame(source)
+            if table_frame is None or table_frame[0] != TABLE:
+                return
+            tables[name] = read_ipc(table_frame[1])
+        if ready is None or ready.settings != _settings(query):
+            if ready is not None:
+                ready.close()
+            ready = _sandbox(query)
+        run(query, ready, tables, out)
+        tables.clear()
+        ready = _sandbox(query)
+
+
+def _settings(query: WorkerQuery) -> tuple[int, int, str]:
+    return query.threads, query.memory_limit, query.spill_root
+
+
+def _sandbox(query: WorkerQuery) -> Sandbox:
+    return Sandbox(
+        threads=query.threads, memory_limit=query.memory_limit, spill_root=Path(query.spill_root)
+    )
+
+
+def run(query: WorkerQuery, sandbox: Sandbox, tables: dict[str, pa.Table], out: IO[bytes]) -> None:
+    """Run one statement in ``sandbox`` (an unlocked database, closed after) and write its
+    answer."""
+    # The server kills a worker at the deadline; should the server be gone, this does.
+    watchdog = threading.Timer(query.timeout_seconds + _GRACE_SECONDS, os._exit, [3])
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        with registered(
+            query.timeout_seconds, line_chars=query.line_chars, query_chars=query.query_chars
+        ) as context:
+            try:
+                con = sandbox.connection
+                for name, table in tables.items():
+                    con.register(name, table)
+                sandbox.lock(query.paths)
+                con.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
+                _answer(con, query, out)
+            except (duckdb.Error, pa.ArrowException, OSError, MemoryError) as exc:
+                if context.reason is not None:
+                    reason = context.reason
+                    payload = msgspec.json.encode(
+                        WorkerError(kind="reason", message=reason.message, status=reason.status)
+                    )
+                else:
+                    payload = error_frame(exc)
+                write_frame(out, ERROR, payload)
+        out.flush()
+    finally:
+        watchdog.cancel()
+        sandbox.close()
+
+
+def _answer(con: duckdb.DuckDBPyConnection, query: WorkerQuery, out: IO[bytes]) -> None:
+    relation = con.sql(query.sql)
+    columns = [(n, str(t)) for n, t in zip(relation.columns, relation.types, strict=True)]
+    reader = relation.to_arrow_reader(query.batch_rows)
+    header = WorkerHeader(columns=columns, schema=reader.schema.serialize().to_pybytes())
+    write_frame(out, HEADER, msgspec.json.encode(header))
+    rows = 0
+    for batch in reader:
+        write_frame(out, BATCH, ipc_bytes(batch))
+        out.flush()
+        rows += batch.num_rows
+        if query.max_rows and rows > query.max_rows:
+            break
+    write_frame(out, DONE)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Cap the data segment, then serve stdin; stdout carries only frames."""
+    args = sys.argv[1:] if argv is None else argv
+    limit = int(args[0])
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    out = os.fdopen(os.dup(1), "wb")
+    # Anything else writing to stdout (Python or C) would corrupt the frames.
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        serve(sys.stdin.buffer, out)
+    except BrokenPipeError:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
