@@ -13,7 +13,7 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 run: $(BIN)/.installed
-	$(BIN)/svc
+	$(BIN)/svc $(ARGS)
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check svc logql_to_sql gocompat schemas tests benchmarks examples

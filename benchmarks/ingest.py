@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from benchmarks.corpus import Batch, batches
 from tests.e2e.clients import json_body, protobuf_body
-from tests.e2e.server import Server
+from tests.e2e.server import DISCOVERY, Server
 
 START_NS = 1_764_000_000_000_000_000
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -64,7 +64,8 @@ def run_server(corpus: list[Batch], encoding: str, clients: int) -> dict[str, An
     line_bytes = sum(b.line_bytes for b in corpus)
     content_type = "application/json" if encoding == "json" else "application/x-protobuf"
     with tempfile.TemporaryDirectory() as tmp:
-        server = Server(Path(tmp)).start()  # the service's default configuration
+        # The service's default configuration, with the discovery the test config turns off.
+        server = Server(Path(tmp), {"limits_config": DISCOVERY}).start()
         assert server.process is not None
         pid = server.process.pid
         cpu_before = _cpu_seconds(pid)

@@ -42,8 +42,9 @@ STEP_NS = 10_000_000  # one line every 10 ms
 TENANT = "bench"
 
 
-def build_store(root: Path, megabytes: float) -> tuple[Store, int]:
-    """A store holding the corpus, flushed to Parquet; returns it and the last timestamp."""
+def build_store(root: Path, megabytes: float, flush_bytes: int = 128 << 20) -> tuple[Store, int]:
+    """A store holding the corpus, flushed to Parquet whenever the head holds
+    ``flush_bytes`` of lines; returns it and the last timestamp."""
     store = Store(StoreSettings(root, 1 << 40, 1e9, 1e9, 256 << 20, 131072))
     store.open()
     last = START_NS
@@ -65,7 +66,7 @@ def build_store(root: Path, megabytes: float) -> tuple[Store, int]:
                 )
                 last = max(last, entries[-1][0])
             await store.push(TENANT, streams)
-            if store.head.line_bytes > 128 << 20:
+            if store.head.line_bytes > flush_bytes:
                 store.flush()
 
     asyncio.run(load())

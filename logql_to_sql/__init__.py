@@ -22,6 +22,7 @@ from logql_to_sql.sql.compiler import (
     compile_log_query,
     compile_stream_matchers,
 )
+from logql_to_sql.sql.deletion import DeletionPlan, compile_deletion
 from logql_to_sql.sql.dialect import (
     DIALECT,
     QUERY_VARIABLE,
@@ -48,6 +49,7 @@ __all__ = [
     "UDF_JSON_FIELDS",
     "UDF_JSON_PARTIAL",
     "UDF_TEMPLATE",
+    "DeletionPlan",
     "Direction",
     "Expr",
     "Grid",
@@ -60,6 +62,7 @@ __all__ = [
     "ParseError",
     "UnsupportedError",
     "ast",
+    "compile_deletion",
     "compile_log_query",
     "compile_metric_query",
     "compile_stream_matchers",

@@ -16,12 +16,24 @@ __all__ = ["main", "parse_flags"]
 USAGE = """usage: svc [flags]
        svc catalog rebuild [-config.file=PATH]   list the lake's files in a new catalog
        svc sql [-addr=URL] [-tenant=ID] [-format=...] QUERY   SQL against a running server
+
+svc is a multi-tenant log store with the HTTP API and query language of Grafana Loki:
+agents push to /loki/api/v1/push, Grafana and logcli query it unchanged. LogQL is compiled
+to SQL and run by DuckDB over a Parquet lake partitioned by tenant and day under
+common.path_prefix. Without -config.file the defaults apply: port 3100, data in ./data,
+and auth_enabled: true, where every request names its tenant in the X-Scope-OrgID header
+(-auth.enabled=false serves one tenant, "fake", without it).
+
   -config.file=PATH                   YAML configuration file (default: built-in defaults)
   -verify-config                      validate the configuration, print every error, exit
   -target=all                         components to run (all, read, write, backend, ...)
   -server.http-listen-address=ADDR    HTTP listen address (default 0.0.0.0)
   -server.http-listen-port=PORT       HTTP listen port (default 3100)
   -log.level=LEVEL                    debug, info, warn or error (default info)
+  -log.format=FORMAT                  logfmt or json (default logfmt)
+  -auth.enabled=BOOL                  require X-Scope-OrgID (default true)
+  -version                            print the version and exit
+  -h                                  print this help and exit
 """
 
 _VALUE_FLAGS = (
@@ -30,8 +42,13 @@ _VALUE_FLAGS = (
     "server.http-listen-address",
     "server.http-listen-port",
     "log.level",
+    "log.format",
     "common.path-prefix",
 )
+# Boolean flags: ``-name`` alone means true, ``-name=false`` (Go's ParseBool spellings).
+_BOOL_FLAGS = ("verify-config", "version", "auth.enabled")
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_FALSE = ("0", "f", "F", "FALSE", "false", "False")
 
 
 def parse_flags(argv: Sequence[str]) -> dict[str, str]:
@@ -50,8 +67,10 @@ def parse_flags(argv: Sequence[str]) -> dict[str, str]:
             if not args:
                 raise SystemExit(f"flag needs an argument: -{name}\n{USAGE}")
             value = args.pop(0)
-        elif name not in _VALUE_FLAGS and name != "verify-config":
+        elif name not in _VALUE_FLAGS and name not in _BOOL_FLAGS:
             raise SystemExit(f"flag provided but not defined: -{name}\n{USAGE}")
+        elif name in _BOOL_FLAGS and value and value not in _TRUE + _FALSE:
+            raise SystemExit(f'invalid boolean value "{value}" for -{name}\n{USAGE}')
         flags[name] = value or "true"
     return flags
 
@@ -74,6 +93,10 @@ def load_config(flags: dict[str, str]) -> Config:
             errors.append(f"invalid value {port!r} for flag -server.http-listen-port")
     if "log.level" in flags:
         config.server.log_level = flags["log.level"]
+    if "log.format" in flags:
+        config.server.log_format = flags["log.format"]
+    if "auth.enabled" in flags:
+        config.auth_enabled = flags["auth.enabled"] in _TRUE
     if "common.path-prefix" in flags:
         config.common.path_prefix = flags["common.path-prefix"]
     errors += validate_config(config)
@@ -125,6 +148,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     limit_allocator_caching()
     flags = parse_flags(args)
+    if flags.get("version", "false") in _TRUE:
+        from svc.version import version_text
+
+        print(version_text(), end="")
+        return 0
     try:
         config = load_config(flags)
     except (ConfigError, OSError) as exc:
@@ -133,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "verify-config" in flags:
         print("config is valid", file=sys.stderr)
         return 0
-    configure_logging(config.server.log_level)
+    configure_logging(config.server.log_level, config.server.log_format)
     # Query threads running Python (templates, | json) hand the GIL to the event loop at
     # most every switch interval; 1 ms instead of 5 keeps /ready, /metrics and pushes
     # answering in milliseconds next to them.

@@ -11,16 +11,20 @@ from types import FrameType
 from typing import Any, cast
 
 from litestar import Litestar, Request, Response
+from litestar.config.compression import CompressionConfig
 from litestar.exceptions import HTTPException
 from litestar.types import Middleware
 
 from logql_to_sql import LogQLError
+from svc.api.delete import deletion_routes
 from svc.api.detected_fields import (
     detected_field_values,
     detected_field_values_post,
     detected_fields,
     detected_fields_post,
 )
+from svc.api.detected_labels import detected_labels_get, detected_labels_post
+from svc.api.home import home
 from svc.api.index import (
     index_stats_get,
     index_stats_post,
@@ -38,6 +42,7 @@ from svc.api.patterns import patterns
 from svc.api.prom_rules import PROM_RULES_ROUTES
 from svc.api.push import push
 from svc.api.query import query, query_post, query_range, query_range_post
+from svc.api.request_log import request_log
 from svc.api.responses import text_response
 from svc.api.rules import RULES_ROUTES
 from svc.api.sql import sql_explain, sql_get, sql_post
@@ -52,6 +57,7 @@ __all__ = ["create_app"]
 log = logging.getLogger(__name__)
 
 ROUTES = [
+    home,
     push,
     otlp_logs,
     query_range,
@@ -81,6 +87,8 @@ ROUTES = [
     detected_fields_post,
     detected_field_values,
     detected_field_values_post,
+    detected_labels_get,
+    detected_labels_post,
     openapi_json,
     sql_get,
     sql_post,
@@ -88,7 +96,12 @@ ROUTES = [
 ]
 
 
-COMMON_ROUTES = [ready, buildinfo, format_query_get, format_query_post]
+COMPRESSION = CompressionConfig(backend="gzip", minimum_size=1400, gzip_compress_level=6)
+"""Answers are gzipped for clients that accept it, as the reference's query frontend does
+(``frontend.compress_responses``, on by default): from its 1400-byte threshold up, at
+Go's default level."""
+
+COMMON_ROUTES = [home, ready, buildinfo, format_query_get, format_query_post]
 """What every target serves besides its own routes (SPEC 4.1)."""
 
 
@@ -97,6 +110,7 @@ def _routes(config: Config, rt: Runtime) -> list[Any]:
     ones; the rules APIs need a ruler and ``ruler.enable_api``."""
     routes: list[Any] = list(COMMON_ROUTES if config.target == "ruler" else ROUTES)
     routes += ops_routes(config.target)
+    routes += deletion_routes(config)
     if rt.ruler is not None and config.ruler.enable_api:
         routes += [*RULES_ROUTES, *PROM_RULES_ROUTES]
     return routes
@@ -170,7 +184,12 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
 
     app = Litestar(
         route_handlers=_routes(config, rt),
-        middleware=[cast(Middleware, rt.metrics.middleware)],
+        middleware=[
+            cast(Middleware, rt.metrics.middleware),
+            cast(
+                Middleware, request_log(None if config.auth_enabled else rt.resolver.no_auth_tenant)
+            ),
+        ],
         exception_handlers={
             ServiceError: _service_error,
             LogQLError: _logql_error,
@@ -181,6 +200,7 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
         on_startup=[start],
         on_shutdown=[stop],
         request_max_body_size=None,
+        compression_config=COMPRESSION,
         openapi_config=None,
         logging_config=None,
     )

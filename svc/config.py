@@ -14,14 +14,20 @@ from typing import Any
 
 import yaml
 
-import logql_to_sql
 from gocompat.bytesize import format_datasize, parse_datasize
 from gocompat.durations import format_go_duration, format_prom_duration, parse_duration_seconds
 from gocompat.fmt import go_format_v
-from logql_to_sql import LogQLError, ast
+from svc.compactor.config import (
+    CompactorConfig,
+    StreamRetention,
+    compactor_config_errors,
+    retention_rule_error,
+)
 from svc.config_fields import MIB, setting
 from svc.config_schema import active_period, schema_config_errors
 from svc.errors import ServiceError
+from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
+from svc.logging_setup import LOG_FORMATS
 from svc.query.memory import parse_memory_limit
 from svc.ruler.config import RulerConfig, ruler_config_errors
 from svc.tenancy import validate_tenant_id
@@ -55,7 +61,6 @@ __all__ = [
     "limits_errors",
     "overlay_limits",
     "setting",
-    "stream_rule_matchers",
     "validate_config",
 ]
 
@@ -80,6 +85,7 @@ class ServerConfig:
     http_listen_port: int = setting(3100, "Port the HTTP server listens on.")
     grpc_listen_port: int = setting(9095, "gRPC port (reserved for the distributed modes).")
     log_level: str = setting("info", "Log level: debug, info, warn or error.")
+    log_format: str = setting("logfmt", "Log line format: logfmt or json.")
     grpc_server_max_send_msg_size: int = setting(4 * MIB, "Largest response a querier sends.")
 
 
@@ -89,6 +95,10 @@ class CommonConfig:
 
     path_prefix: str = setting("./data", "Directory under which all data is stored.")
     replication_factor: int = setting(1, "Copies of each stream kept by ingesters.")
+    compactor_address: str = setting(
+        "", "HTTP address of the compactor, for targets that do not run it (delete filtering)."
+    )
+    compactor_grpc_address: str = setting("", "gRPC address of the compactor (same use).")
 
 
 @dataclass
@@ -155,15 +165,6 @@ class IngesterConfig:
 
 
 @dataclass
-class StreamRetention:
-    """One item of ``retention_stream``: a retention period for the matching streams."""
-
-    selector: str = setting("", "Label matchers of the streams the rule applies to.")
-    priority: int = setting(0, "Among matching rules the highest priority wins.")
-    period: float = setting(0.0, "Retention of the matching streams (at least 24h).", duration=True)
-
-
-@dataclass
 class LimitsConfig:
     """Per-tenant limits (``limits_config:``); the runtime overrides file replaces them per
     tenant (``svc/limits/overrides.py``). Defaults are the reference's."""
@@ -216,6 +217,12 @@ class LimitsConfig:
     max_structured_metadata_entries_count: int = setting(128, "Most metadata pairs on one entry.")
     otlp_promoted_resource_attributes: list[str] = setting(  # noqa: RUF009
         [], "OTLP resource attributes turned into stream labels (empty: the default list)."
+    )
+    allow_deletes: bool = setting(False, "Deprecated and ignored: use deletion_mode.")
+    discover_service_name: list[str] = setting(  # noqa: RUF009
+        list(DEFAULT_DISCOVER_SERVICE_NAME),
+        "Labels whose value a stream without service_name gets as one, in order (else"
+        " unknown_service); empty: no discovery.",
     )
     discover_log_levels: bool = setting(
         True, "Find each entry's level (detected_level) from metadata, labels or its line."
@@ -399,14 +406,6 @@ class RuntimeConfigFiles:
 
 
 @dataclass
-class CompactorConfig:
-    """Compaction, retention and deletion (``compactor:``)."""
-
-    retention_enabled: bool = setting(False, "Apply retention and delete requests.")
-    working_directory: str = setting("", "Compactor scratch space (default: under path_prefix).")
-
-
-@dataclass
 class TsdbShipperConfig:
     """Index listing of the tsdb store (``storage_config.tsdb_shipper:``)."""
 
@@ -554,7 +553,6 @@ _TARGETS = frozenset(
 )
 _LOG_LEVELS = frozenset({"debug", "info", "warn", "error"})
 DELETION_MODES = ("disabled", "filter-only", "filter-and-delete")
-_DAY_SECONDS = 86400.0
 
 
 def config_from_yaml(text: str | None) -> Config:
@@ -579,6 +577,8 @@ def validate_config(config: Config) -> list[str]:
         errors.append(f"unrecognized target: {config.target}")
     if config.server.log_level not in _LOG_LEVELS:
         errors.append(f"unrecognized log level: {config.server.log_level}")
+    if config.server.log_format not in LOG_FORMATS:
+        errors.append(f"unrecognized log format: {config.server.log_format}")
     if not 0 < config.server.http_listen_port < 65536:
         errors.append(f"invalid http_listen_port: {config.server.http_listen_port}")
     if not config.common.path_prefix:
@@ -598,6 +598,11 @@ def validate_config(config: Config) -> list[str]:
         errors.append(f"querier.query_memory_limit: {exc}")
     if config.querier.max_template_line_size <= 0:
         errors.append("querier.max_template_line_size must be positive")
+    errors += compactor_config_errors(
+        config.compactor,
+        target=config.target,
+        compactor_address=config.common.compactor_address or config.common.compactor_grpc_address,
+    )
     errors += _sql_errors(config.sql)
     errors += schema_config_errors(
         config.schema_config.configs,
@@ -683,14 +688,9 @@ def overlay_limits(base: LimitsConfig, raw: Any, errors: list[str]) -> LimitsCon
 
 def limits_errors(limits: LimitsConfig) -> list[str]:
     """The reference's checks of a limits block, in its order (the first failure only)."""
-    for rule in limits.retention_stream:
-        try:
-            stream_rule_matchers(rule)
-        except (LogQLError, ValueError) as exc:
-            return [f"invalid labels matchers: {exc}"]
-        if rule.period < _DAY_SECONDS:
-            period = format_prom_duration(round(rule.period * 1e9))
-            return [f"retention period must be >= 24h was {period}"]
+    rule_error = retention_rule_error(limits.retention_stream)
+    if rule_error:
+        return [rule_error]
     if limits.deletion_mode not in DELETION_MODES:
         return ["unknown deletion mode: must be one of " + "|".join(DELETION_MODES)]
     if limits.tsdb_max_bytes_per_shard <= 0:
@@ -703,22 +703,13 @@ def limits_errors(limits: LimitsConfig) -> list[str]:
     return []
 
 
-def stream_rule_matchers(rule: StreamRetention) -> tuple[ast.Matcher, ...]:
-    """The label matchers of a ``retention_stream`` rule; raises LogQLError or ValueError
-    when the selector is not matchers only."""
-    expr = logql_to_sql.parse(rule.selector)
-    if not isinstance(expr, ast.LogQuery) or expr.stages:
-        raise ValueError("only label matchers are supported")
-    return expr.selector.matchers
-
-
 def config_to_dict(config: Any) -> dict[str, Any]:
     """The config as plain YAML-ready data, durations as duration strings."""
     out: dict[str, Any] = {}
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
         key = f.metadata.get("key", f.name)
-        if f.metadata.get("duration"):
+        if f.metadata.get("duration") and value is not None:
             out[key] = format_prom_duration(round(value * 1e9))
         elif f.metadata.get("bytesize"):
             out[key] = format_datasize(value)
@@ -783,12 +774,26 @@ def _convert_collection(hint: Any, value: Any, path: str, errors: list[str]) -> 
     return _INVALID if _INVALID in built.values() else built
 
 
+def _optional_of(hint: Any) -> Any:
+    """``X`` of an ``X | None`` hint, else None."""
+    if not isinstance(hint, types.UnionType):
+        return None
+    args = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    return args[0] if len(args) == 1 else None
+
+
 def _section_collection(hint: Any) -> bool:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     return (origin is list or origin is dict) and dataclasses.is_dataclass(args[-1])
 
 
 def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors: list[str]) -> Any:
+    optional = _optional_of(hint)
+    if optional is not None and (_section_collection(optional) or f.metadata.get("duration")):
+        # ``X | None`` of a duration or of config sections: unset stays None.
+        if value is None:
+            return None
+        hint = optional
     if dataclasses.is_dataclass(hint):
         if value is None:
             return _INVALID

@@ -96,6 +96,10 @@ class Distributor:
             block_ingestion_until_ns=parse_timestamp_ns(until) if until else 0,
             block_ingestion_until=until,
             block_ingestion_status_code=limits.block_ingestion_status_code,
+            discover_service_name=tuple(limits.discover_service_name),
+            discover_log_levels=limits.discover_log_levels,
+            log_level_fields=tuple(limits.log_level_fields),
+            log_level_from_json_max_depth=limits.log_level_from_json_max_depth,
         )
         self._push_limits[id(limits)] = (limits, built)
         return built

@@ -85,6 +85,13 @@ _WORD = re.compile(
     r"(trace|debug|fatal|critical|error|err|warning|warn|info)"
     r"(?![^ \t\n\[\](){}:,!\"'=|])"
 )
+# A logfmt ``level=`` at a pair boundary (keys match their lower case "level" only in ASCII
+# letters), a plain value up to a blank, and a run of plain pairs.
+_LEVEL_KEY = re.compile(r"(?<![^\x00-\x20])level=", re.IGNORECASE | re.ASCII)
+_PLAIN_VALUE = re.compile(r'[^\x00-\x20="]*(?![^\x00-\x20])')
+_PLAIN_PAIRS = re.compile(
+    r'(?:[\x00-\x20]*[^\x00-\x20="]+(?:=[^\x00-\x20="]*)?(?![^\x00-\x20]))*[\x00-\x20]*'
+)
 # Go's unicode.IsSpace.
 _SPACES = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
 _SPACES += "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -127,6 +134,7 @@ class LevelDetector:
             name.lower(): rank for rank, name in reversed(list(enumerate(self.fields)))
         }
         self._json_max_depth = json_max_depth
+        self._level_first = self.fields[0].lower() == "level"
 
     def from_labels(self, labels: Sequence[tuple[str, str]]) -> str | None:
         """The level a stream's labels give all its entries, None when they give none."""
@@ -166,11 +174,38 @@ class LevelDetector:
         if _looks_like_json(line):
             value = find_string_field(line, self._field_set, self._json_max_depth)
         elif "=" in line:
-            value = self._logfmt_value(scan_pairs(line)[0])
+            value = self._plain_level_value(line) if self._level_first else None
+            if value is None:
+                value = self._logfmt_value(scan_pairs(line)[0])
         else:
             return level_word(line)
         named = None if value is None else _NAMES.get(value.lower())
         return named if named is not None else level_word(line)
+
+    @staticmethod
+    def _plain_level_value(line: str) -> str | None:
+        """The value of a logfmt line's first ``level`` key when every pair before it is
+        plain (no quotes, no errors) and so is its own value, read without scanning the
+        rest of the line; None when that does not hold (the caller scans the line).
+
+        What the full scan would find there: the pairs before are exactly the plain tokens
+        of the prefix, none of them named like ``level``, so the first pair whose key is
+        the first level field is this one, and its value ends at the next blank.
+        """
+        key = _LEVEL_KEY.search(line)
+        if key is None:
+            return None
+        value = _PLAIN_VALUE.match(line, key.end())
+        prefix = line[: key.start()]
+        if (
+            value is None
+            or '"' in prefix
+            or "\ufffd" in line
+            or "level" in prefix.lower()
+            or _PLAIN_PAIRS.fullmatch(prefix) is None
+        ):
+            return None
+        return value.group()
 
     def _named_value(self, pairs: Sequence[tuple[str, str]]) -> str | None:
         """Normalised value of the first of ``fields`` that ``pairs`` holds."""

@@ -1,12 +1,19 @@
-"""Logs in logfmt on stderr, with a level that can change at run time."""
+"""Logs in logfmt (or JSON) on stderr, with a level that can change at run time.
+
+Extra fields of a record (``log.info("request", extra={"fields": {...}})``) follow the
+message as further key=value pairs, or members of the JSON object.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from datetime import UTC, datetime
 
-__all__ = ["LEVELS", "configure_logging", "current_level", "set_level"]
+__all__ = ["LEVELS", "LOG_FORMATS", "configure_logging", "current_level", "set_level"]
+
+LOG_FORMATS = ("logfmt", "json")
 
 LEVELS = {
     "debug": logging.DEBUG,
@@ -29,26 +36,40 @@ def _value(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def _pairs(formatter: logging.Formatter, record: logging.LogRecord) -> list[tuple[str, str]]:
+    ts = datetime.fromtimestamp(record.created, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    pairs = [
+        ("level", _NAMES.get(record.levelno, "info")),
+        ("ts", ts),
+        ("caller", f"{record.module}.py:{record.lineno}"),
+        ("msg", record.getMessage()),
+    ]
+    fields = getattr(record, "fields", None)
+    if isinstance(fields, dict):
+        pairs += [(str(key), str(value)) for key, value in fields.items()]
+    if record.exc_info:
+        pairs.append(("err", formatter.formatException(record.exc_info)))
+    return pairs
+
+
 class LogfmtFormatter(logging.Formatter):
-    """``level=info ts=... caller=module:line msg="..."``."""
+    """``level=info ts=... caller=module:line msg="..." key=value...``."""
 
     def format(self, record: logging.LogRecord) -> str:
-        ts = datetime.fromtimestamp(record.created, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        parts = [
-            f"level={_NAMES.get(record.levelno, 'info')}",
-            f"ts={ts}",
-            f"caller={record.module}.py:{record.lineno}",
-            f"msg={_value(record.getMessage())}",
-        ]
-        if record.exc_info:
-            parts.append(f"err={_value(self.formatException(record.exc_info))}")
-        return " ".join(parts)
+        return " ".join(f"{key}={_value(value)}" for key, value in _pairs(self, record))
 
 
-def configure_logging(level: str) -> None:
-    """Send every log record to stderr as logfmt at ``level``."""
+class JsonFormatter(logging.Formatter):
+    """The same pairs as one JSON object per line (``-log.format=json``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps(dict(_pairs(self, record)), ensure_ascii=False)
+
+
+def configure_logging(level: str, log_format: str = "logfmt") -> None:
+    """Send every log record to stderr at ``level``, as logfmt or JSON."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(LogfmtFormatter())
+    handler.setFormatter(JsonFormatter() if log_format == "json" else LogfmtFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     set_level(level)

@@ -7,6 +7,8 @@ Internal services, started in this order on a background thread and stopped in r
     ingester       head and flusher; stopping it flushes (SPEC 3.2)
     querier        the DuckDB query engine
     index-gateway  on-demand and periodic index syncs (SPEC 3.3)
+    compactor      compaction, retention and delete requests (targets all, backend,
+                   compactor)
     ruler          rule evaluation, alert notifications, remote write (targets all,
                    ruler, backend)
 """
@@ -18,6 +20,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from svc.compactor.config import COMPACTOR_TARGETS
+from svc.compactor.deletions import Deletions
+from svc.compactor.limits import deletion_served
+from svc.compactor.metrics import CompactorMetrics
+from svc.compactor.service import Compactor, build_compactor
 from svc.config import Config, LimitsConfig
 from svc.distributor import Distributor
 from svc.errors import ServiceUnavailableError
@@ -65,6 +72,9 @@ class Runtime:
     shutdown_requested: threading.Event = field(default_factory=threading.Event)
     replayed_rows: int = 0
     ruler: Ruler | None = None
+    deletions: Deletions | None = None
+    """Delete requests and their query-time filters (with ``retention_enabled``)."""
+    compactor: Compactor | None = None
     sql: SqlService | None = None
     _startup: threading.Thread | None = None
 
@@ -127,7 +137,7 @@ class Runtime:
                 resync_interval=shipper.resync_interval,
                 min_duration=shipper.min_sync_duration,
             ),
-            cache_generations=CacheGenerations(root / "compactor" / "cache_generations.json"),
+            cache_generations=CacheGenerations(store.catalog),
             overrides=overrides,
             metrics=metrics,
             scheduler=scheduler,
@@ -136,6 +146,7 @@ class Runtime:
         rt.sql = build_sql_service(config, rt.engine, rt.metrics.registry)
         if config.target in RULER_TARGETS:
             rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry, rt.limits_for)
+        rt._build_compactor()
         rt._register_services()
         rt.metrics.watch(store, rt.services)
         rt.metrics.registry.register(SchedulerCollector(scheduler))
@@ -145,6 +156,25 @@ class Runtime:
     def limits_for(self, tenant: str) -> LimitsConfig:
         """The tenant's limits: its runtime override, else ``limits_config``."""
         return self.overrides.limits_for(tenant)
+
+    def _build_compactor(self) -> None:
+        """Delete requests (filtering every query from the start) and, on the compactor's
+        targets, the compactor itself."""
+        config = self.config
+        if config.limits_config.allow_deletes:
+            log.warning(
+                "The compactor.allow-deletes configuration option has been deprecated and will "
+                "be ignored. Instead, use deletion_mode in the limits_configs to adjust "
+                "deletion functionality"
+            )
+        metrics = CompactorMetrics(self.metrics.registry)
+        deletions = Deletions(config, self.store.catalog, metrics, self.limits_for)
+        if deletion_served(config):
+            deletions.load()
+            self.store.delete_filters = deletions.filters
+            self.deletions = deletions
+        if config.target in COMPACTOR_TARGETS:
+            self.compactor = build_compactor(config, self.store, self.engine, deletions, metrics)
 
     def _register_services(self) -> None:
         store = self.store
@@ -179,6 +209,16 @@ class Runtime:
                 depends_on=("store",),
             )
         )
+        if self.compactor is not None:
+            compactor = self.compactor
+            self.services.add(
+                Service(
+                    "compactor",
+                    compactor.start,
+                    compactor.stop,
+                    depends_on=("wal", "querier"),
+                )
+            )
         if self.ruler is not None:
             needs = ("wal", "querier")
             self.services.add(Service("ruler", self.ruler.start, self.ruler.stop, depends_on=needs))

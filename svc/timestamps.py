@@ -6,7 +6,7 @@ import math
 import re
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["format_go_time", "format_rfc3339", "parse_timestamp_ns"]
+__all__ = ["format_go_time", "format_rfc3339", "parse_rfc3339_ns", "parse_timestamp_ns"]
 
 
 _MIN_NS = -(1 << 63)
@@ -26,7 +26,7 @@ def parse_timestamp_ns(text: str) -> int:
         if not _MIN_NS <= value <= _MAX_NS:
             raise ValueError(f'strconv.ParseInt: parsing "{text}": value out of range')
         return _clamped(value * 1_000_000_000 if len(text.lstrip("-")) <= 10 else value)
-    return _clamped(_parse_rfc3339_ns(text))
+    return _clamped(parse_rfc3339_ns(text))
 
 
 def _clamped(ns: int) -> int:
@@ -45,7 +45,8 @@ _RFC3339 = re.compile(
 )
 
 
-def _parse_rfc3339_ns(text: str) -> int:
+def parse_rfc3339_ns(text: str) -> int:
+    """Unix ns of an RFC 3339 time with up to 9 fraction digits; ValueError otherwise."""
     match = _RFC3339.match(text)
     if match is None:
         raise ValueError(f'cannot parse "{text}" to a valid timestamp')

@@ -62,9 +62,18 @@ TARGET_LABELS = _param("targetLabels", "Comma-separated labels to aggregate into
 AGGREGATE_BY = _param("aggregateBy", "series or labels.", type="string", enum=["series", "labels"])
 LINE_LIMIT = _param("line_limit", "Lines scanned.", type="integer")
 FLUSH_TENANT = _param("tenant", "Tenant to flush.", type="string")
+DELETE_QUERY = _param(
+    "query", "Log selector with optional line filters.", type="string", format="logql"
+)
+DELETE_START = _param("start", "RFC 3339 or 10-digit Unix seconds (required).")
+MAX_INTERVAL = _param("max_interval", "Largest shard, a Go duration (s, m, h).")
+REQUEST_ID = _param("request_id", "ID of the delete request.")
+FORCE = _param("force", "true cancels a partly processed request.")
+QUERYTIME = _param("for_querytime_filtering", "true: unfinished requests only (sqlite store).")
 SQL_QUERY = _param("query", "SQL text (on POST also the body, or a form or JSON field).")
 
 _TEXT: Final = {"text/plain": {"schema": {"type": "string"}}}
+_HTML: Final = {"text/html": {"schema": {"type": "string"}}}
 _JSON: Final = {"application/json": {"schema": {"type": "object"}}}
 _ERRORS: Final = {
     "400": {"description": "Bad request (message in the body).", "content": _TEXT},
@@ -254,6 +263,13 @@ OPERATIONS: Final = (
         body=FORM_BODY,
     ),
     Operation(
+        f"{_API}/detected_labels",
+        "GET POST",
+        "Stream labels with their cardinality.",
+        (SELECTOR, *_RANGE),
+        body=FORM_BODY,
+    ),
+    Operation(
         f"{_API}/detected_field/{{name}}/values",
         "GET POST",
         "Values of a detected field.",
@@ -276,6 +292,17 @@ OPERATIONS: Final = (
     ),
     Operation(f"{_API}/format_query", "GET POST", "Pretty-print LogQL.", (QUERY,), body=FORM_BODY),
     Operation(f"{_API}/status/buildinfo", "GET", "Build information."),
+    Operation(
+        f"{_API}/delete",
+        "POST PUT",
+        "Create a delete request (retention_enabled).",
+        (DELETE_QUERY, DELETE_START, END, MAX_INTERVAL),
+        ok="204",
+    ),
+    Operation(f"{_API}/delete", "GET", "List delete requests.", (START, END, QUERYTIME)),
+    Operation(
+        f"{_API}/delete", "DELETE", "Cancel a delete request.", (REQUEST_ID, FORCE), ok="204"
+    ),
     Operation(f"{_API}/cache/generation_numbers", "GET", "Cache generation number."),
     Operation(f"{_API}/cache/generation_numbers/increase", "POST", "Bump the cache generation."),
     Operation(f"{_API}/openapi.json", "GET", "This description."),
@@ -306,6 +333,7 @@ OPERATIONS: Final = (
     Operation("/api/prom/label", "GET", "Deprecated label names.", _RANGE),
     Operation("/api/prom/label/{name}/values", "GET", "Deprecated label values.", _RANGE),
     Operation("/api/prom/series", "GET", "Deprecated series.", (MATCH, *_RANGE)),
+    Operation("/", "GET", "Home page: version and links.", ok_type=_HTML),
     Operation("/ready", "GET", "Readiness.", ok_type=_TEXT),
     Operation("/metrics", "GET", "Prometheus metrics.", ok_type=_TEXT),
     Operation("/services", "GET", "Internal services and states.", ok_type=_TEXT),
@@ -357,7 +385,8 @@ def openapi_document() -> dict[str, Any]:
         if op.path.startswith(_API + "/") and not op.path.endswith("openapi.json"):
             aliases.append("/loki/api/v1" + op.path[len(_API) :])
         for path in aliases:
-            paths[path] = {m.lower(): _operation(op, m, path) for m in op.methods}
+            methods = paths.setdefault(path, {})
+            methods.update({m.lower(): _operation(op, m, path) for m in op.methods})
     return {
         "openapi": "3.1.0",
         "info": {

@@ -1,5 +1,5 @@
-"""Operational endpoints (SPEC 4.4): services, log level, metrics, config, flush, shutdown,
-index sync and cache generation numbers.
+"""Operational endpoints (SPEC 4.4): services, log level, metrics, config, flush, shutdown
+and index sync (cache generation numbers are with the deletion API, ``delete.py``).
 
 Bodies follow the reference: ``http.Error``-style texts end with a newline, success of
 flush and shutdown is 204 with no body. Which routes an instance serves depends on its
@@ -20,13 +20,12 @@ from litestar.handlers import HTTPRouteHandler
 
 import logql_to_sql
 from logql_to_sql import ast
-from svc.api.common import api_paths, org_header, request_params, runtime
+from svc.api.common import org_header, request_params, runtime
 from svc.api.responses import json_response
 from svc.api.ring import RING_ROUTES
 from svc.config import config_to_dict
 from svc.errors import BadRequestError
 from svc.logging_setup import LEVELS, current_level, set_level
-from svc.ops.cache_gen import deletion_enabled
 from svc.ops.config_view import config_yaml
 from svc.ops.metrics import CONTENT_TYPE
 from svc.ops.services import State
@@ -36,7 +35,6 @@ __all__ = ["error_text", "ops_routes"]
 
 _TEXT = "text/plain"  # litestar appends "; charset=utf-8"
 _SHUTDOWN_REFUSED = "Ingester is stopping or already stopped."
-_DELETION_OFF = "deletion is not available for this tenant"
 _TRUE = ("1", "t", "true")
 _FALSE = ("0", "f", "false")
 
@@ -230,35 +228,6 @@ async def sync_indexes(request: Request[Any, Any, Any]) -> Response[bytes]:
     return Response(b"", status_code=202)
 
 
-# compactor -------------------------------------------------------------------------------
-
-
-def _deletion_tenant(request: Request[Any, Any, Any]) -> str | None:
-    """The request's tenant, or None when deletion is off for it."""
-    rt = runtime(request)
-    tenant = rt.resolver.single(org_header(request))
-    return tenant if deletion_enabled(rt.config, rt.limits_for(tenant)) else None
-
-
-@get(api_paths("/cache/generation_numbers"))
-async def cache_generation_numbers(request: Request[Any, Any, Any]) -> Response[bytes]:
-    """The tenant's cache generation number, as a JSON string."""
-    tenant = _deletion_tenant(request)
-    if tenant is None:
-        return error_text(_DELETION_OFF, 403)
-    return json_response(runtime(request).cache_generations.get(tenant))
-
-
-@post(api_paths("/cache/generation_numbers/increase"), status_code=200)
-async def increase_cache_generation(request: Request[Any, Any, Any]) -> Response[bytes]:
-    """Raise the tenant's cache generation number: cached query results become stale."""
-    tenant = _deletion_tenant(request)
-    if tenant is None:
-        return error_text(_DELETION_OFF, 403)
-    await asyncio.to_thread(runtime(request).cache_generations.increase, tenant)
-    return _no_content()
-
-
 _STATUS_ROUTES = [
     services,
     log_level,
@@ -274,10 +243,6 @@ _GROUPS: list[tuple[frozenset[str], list[HTTPRouteHandler]]] = [
         [flush, flush_tenant, prepare_shutdown, shutdown, flush_shutdown],
     ),
     (frozenset({"index-gateway", "backend", "all"}), [sync_indexes]),
-    (
-        frozenset({"compactor", "backend", "all"}),
-        [cache_generation_numbers, increase_cache_generation],
-    ),
 ]
 
 

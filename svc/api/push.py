@@ -13,7 +13,7 @@ from svc.ingest.body import DecompressedTooLargeError, check_body_size
 from svc.ingest.model import PushLimits
 from svc.ingest.push import decode_push
 
-__all__ = ["push", "read_body"]
+__all__ = ["LEGACY_PUSH_PATH", "push", "read_body"]
 
 
 async def read_body(request: Request[Any, Any, Any], limits: PushLimits) -> bytes:
@@ -34,8 +34,11 @@ def _push_error(_: Request[Any, Any, Any], exc: ServiceError) -> Response[bytes]
     return error_text(exc.message, exc.status)
 
 
+LEGACY_PUSH_PATH = "/api/prom/push"
+
+
 @post(
-    api_paths("/push", "/api/prom/push"),
+    api_paths("/push", LEGACY_PUSH_PATH),
     status_code=200,
     exception_handlers={ServiceError: _push_error},
 )
@@ -52,7 +55,10 @@ async def push(request: Request[Any, Any, Any]) -> Response[bytes]:
             body,
             content_type=request.headers.get("content-type"),
             content_encoding=request.headers.get("content-encoding"),
-            limits=distributor.body_limits,
+            # the tenant's: service_name discovery happens while decoding
+            limits=distributor.push_limits(rt.limits_for(tenant)),
+            # As the reference, only the deprecated path takes the legacy JSON format.
+            legacy=request.url.path == LEGACY_PUSH_PATH,
         )
     except DecompressedTooLargeError:
         distributor.body_too_large(tenant, "loki", len(body))

@@ -35,7 +35,7 @@ _RINGS = {
     "/distributor/ring": ("Distributor", "store"),
     "/indexgateway/ring": ("Index gateway", "index-gateway"),
     "/ruler/ring": ("Ruler", "querier"),
-    "/compactor/ring": ("Compactor", "store"),
+    "/compactor/ring": ("Compactor", "compactor"),
 }
 _STARTED = time.time()
 
@@ -80,7 +80,9 @@ def _format_time(epoch: float) -> str:
 def _members(rt: Runtime, service_name: str) -> list[Member]:
     if rt.shutdown_requested.is_set() and service_name != "ingester":
         return []
-    service = rt.services[service_name]
+    service = next((s for s in rt.services if s.name == service_name), None)
+    if service is None:  # this target does not run the component
+        return []
     state = _RING_STATE.get(service.state)
     if state is None:  # Terminated or Failed: unregistered
         return []

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
-import platform
-import subprocess
-from datetime import UTC, datetime
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from litestar import Request, Response, get, post
@@ -16,10 +10,9 @@ import logql_to_sql
 from logql_to_sql import LogQLError
 from svc.api.common import api_paths, request_params, runtime
 from svc.api.responses import json_response
+from svc.version import VERSION, build_info
 
-__all__ = ["buildinfo", "format_query_get", "format_query_post", "ready"]
-
-VERSION = "0.1.0"
+__all__ = ["VERSION", "buildinfo", "format_query_get", "format_query_post", "ready"]
 
 
 @get("/ready")
@@ -47,33 +40,10 @@ def _http_error(message: str, status: int) -> Response[bytes]:
     )
 
 
-@cache
-def _build_info() -> dict[str, str]:
-    root = Path(__file__).resolve().parents[2]
-
-    def git(*args: str) -> str:
-        try:
-            done = subprocess.run(
-                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5
-            )
-        except (OSError, subprocess.SubprocessError):
-            return ""
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    return {
-        "version": VERSION,
-        "revision": git("rev-parse", "--short=10", "HEAD"),
-        "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
-        "buildDate": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "buildUser": getpass.getuser(),
-        "goVersion": f"{platform.python_implementation()} {platform.python_version()}",
-    }
-
-
 @get(api_paths("/status/buildinfo"))
 async def buildinfo() -> Response[bytes]:
     """Version, revision, branch, build date and user, and the runtime's version."""
-    return json_response(_build_info())
+    return json_response(build_info())
 
 
 async def _format_query(request: Request[Any, Any, Any]) -> Response[bytes]:

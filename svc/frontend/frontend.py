@@ -196,6 +196,9 @@ class QueryFrontend:
             timer.cancel()
             if watcher is not None:
                 watcher.cancel()
+            # The views end with the request (a sub-query task may outlive it): they hold
+            # their lake files on disk (svc/storage/leases.py).
+            scope.pinned.clear()
 
     async def _pin(self, request: QueryRequest, start_ns: int, end_ns: int) -> Any:
         """List the request's files once (off the event loop) for all its sub-queries."""

@@ -9,7 +9,30 @@ import msgspec
 # Re-exported: the decoders' result type lives in svc.model, below storage and query.
 from svc.model import PushStream
 
-__all__ = ["DecodedPush", "PushLimits", "PushStream", "UnparsableStream"]
+# The reference's default ``discover_service_name`` list, in its order.
+DEFAULT_DISCOVER_SERVICE_NAME = (
+    "service",
+    "app",
+    "application",
+    "app_name",
+    "name",
+    "app_kubernetes_io_name",
+    "container",
+    "container_name",
+    "k8s_container_name",
+    "component",
+    "workload",
+    "job",
+    "k8s_job_name",
+)
+
+__all__ = [
+    "DEFAULT_DISCOVER_SERVICE_NAME",
+    "DecodedPush",
+    "PushLimits",
+    "PushStream",
+    "UnparsableStream",
+]
 
 _MIB = 1 << 20
 _NS_PER_SECOND = 1_000_000_000
@@ -56,6 +79,14 @@ class PushLimits:
     """The same time as configured (the message quotes it)."""
     block_ingestion_status_code: int = 260
     """Status answered while ingestion is blocked (200: accept and drop)."""
+    discover_service_name: tuple[str, ...] = DEFAULT_DISCOVER_SERVICE_NAME
+    """Labels whose value becomes a missing ``service_name``, in order; empty: no discovery."""
+    discover_log_levels: bool = True
+    """Add each entry's ``detected_level`` to its structured metadata."""
+    log_level_fields: tuple[str, ...] = ()
+    """Names of level fields in order of preference; empty: the reference's list."""
+    log_level_from_json_max_depth: int = 2
+    """Depth of JSON objects searched for a level field (0 or less: any)."""
 
 
 class UnparsableStream(msgspec.Struct, frozen=True):

@@ -4,7 +4,8 @@ The mapping follows the reference's defaults:
 
 - resource attributes named in ``promoted_resource_attributes`` become stream labels
   (names sanitised, ``service.name`` -> ``service_name``); a resource without
-  ``service.name`` gets ``service_name="unknown_service"``;
+  ``service.name`` gets the value of the first promoted label of ``discover_service_name``
+  as ``service_name``, else ``unknown_service`` (no discovery with an empty list);
 - every other resource attribute, the scope's attributes, name and version, and each
   record's attributes, ``observed_timestamp``, ``severity_number``, ``severity_text``,
   ``dropped_attributes_count``, ``flags``, ``trace_id`` and ``span_id`` (hex) become
@@ -30,6 +31,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
 
 from svc.errors import BadRequestError
 from svc.ingest.body import decode_content_encoding, media_type
+from svc.ingest.discovery import with_service_name
 from svc.ingest.labels import label_key
 from svc.ingest.model import DecodedPush
 from svc.ingest.otlp_values import any_value_text, attribute_pairs
@@ -113,7 +115,7 @@ def decode_otlp(
     streams: dict[str, _Stream] = {}
     try:
         for resource_logs in request.resource_logs:
-            _add_resource(streams, resource_logs, promoted_resource_attributes, now_ns)
+            _add_resource(streams, resource_logs, promoted_resource_attributes, limits, now_ns)
     except RecursionError:
         raise BadRequestError(_TOO_DEEP) from None
     finished = [_finish(key, stream) for key, stream in streams.items()]
@@ -196,17 +198,12 @@ def _resource_split(
 ) -> tuple[Pairs, list[tuple[str, str]]]:
     labels: dict[str, str] = {}
     metadata: list[tuple[str, str]] = []
-    has_service_name = False
     for attribute in resource_logs.resource.attributes:
         pairs = attribute_pairs([attribute])
-        if attribute.key == "service.name" and any(value for _, value in pairs):
-            has_service_name = True
         if attribute.key in promoted:
             labels.update(pairs)
         else:
             metadata.extend(pairs)
-    if not has_service_name:
-        labels["service_name"] = "unknown_service"
     return tuple(sorted((n, v) for n, v in labels.items() if v)), metadata
 
 
@@ -244,9 +241,11 @@ def _add_resource(
     streams: dict[str, _Stream],
     resource_logs: ResourceLogs,
     promoted: frozenset[str],
+    limits: PushLimits,
     now_ns: int,
 ) -> None:
     labels, resource_metadata = _resource_split(resource_logs, promoted)
+    labels = with_service_name(labels, limits.discover_service_name)
     key = label_key(labels)
     stream = streams.get(key)
     if stream is None:

@@ -4,6 +4,7 @@ Each stream is checked on its own: a stream whose labels fail is dropped, and so
 entry that fails (too old, too new, line too long, structured metadata), in that order;
 the rest of the request is kept. Every failure is recorded once as a message (the 400's
 body groups them, see :func:`grouped_errors`) and counted as discarded with its reason.
+Accepted entries get their ``detected_level`` (``svc/ingest/discovery.py``).
 
 Checks run over whole lists first (``min``, ``max``): a valid stream costs a few C-level
 passes, and only a stream with a failing entry is looked at entry by entry.
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from svc.errors import PRODUCT, BadRequestError, ServiceError
+from svc.ingest.discovery import add_levels
 from svc.ingest.labels import is_valid_label_name, utf8_len_exceeds
 from svc.ingest.model import DecodedPush, PushLimits, PushStream
 from svc.ingest.sizes import entry_size, stream_sizes, text_bytes
@@ -26,6 +28,7 @@ __all__ = [
     "ValidatedPush",
     "format_rfc3339",
     "grouped_errors",
+    "unit_hint",
     "validate_push",
 ]
 
@@ -41,6 +44,9 @@ MISSING_LABELS = "missing_labels"
 MISSING_ENFORCED_LABELS = "missing_enforced_labels"
 BLOCKED_INGESTION = "blocked_ingestion"
 LINE_TOO_LONG = "line_too_long"
+
+# Integer timestamps in a smaller unit than nanoseconds land in early 1970.
+_UNITS = ((10**10, "seconds"), (10**13, "milliseconds"), (10**16, "microseconds"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +194,14 @@ def _block(out: ValidatedPush, stream: PushStream, limits: PushLimits, tenant: s
         )
 
 
+def unit_hint(ns: int) -> str:
+    """A note for a timestamp that looks like seconds, ms or µs rather than nanoseconds."""
+    for bound, unit in _UNITS:
+        if 0 < ns < bound:
+            return f" (timestamps are Unix nanoseconds; this one looks like {unit})"
+    return ""
+
+
 def _label_failure(labels: Pairs, raw: str, limits: PushLimits) -> tuple[str, str] | None:
     """``(reason, message)`` of the first label check a stream fails, else None."""
     if not labels:
@@ -233,34 +247,36 @@ def _validate_entries(
         and (stream.metadata is None or _metadata_ok(stream.metadata, limits))
     )
     if clean:
-        out.streams.append(stream)
-        out.stream_bytes.append(sum(stream_sizes(stream.lines, stream.metadata)))
+        _accept(out, stream, limits)
         return
     keep: list[int] = []
-    sizes: list[int] = []
     metadata = stream.metadata
     for index, ts in enumerate(timestamps):
         line = stream.lines[index]
         pairs = metadata[index] if metadata is not None else None
-        size = entry_size(line, pairs)
         failed = _entry_failure(stream.key, ts, line, pairs, limits, floor, ceiling)
         if failed is None:
             keep.append(index)
-            sizes.append(size)
         else:
             out.errors.append(failed[1])
-            out.discards.append(Discard(failed[0], stream.labels, 1, size))
+            out.discards.append(Discard(failed[0], stream.labels, 1, entry_size(line, pairs)))
     if keep:
-        out.streams.append(
-            PushStream(
-                stream.labels,
-                stream.key,
-                [timestamps[i] for i in keep],
-                [stream.lines[i] for i in keep],
-                [metadata[i] for i in keep] if metadata is not None else None,
-            )
+        kept = PushStream(
+            stream.labels,
+            stream.key,
+            [timestamps[i] for i in keep],
+            [stream.lines[i] for i in keep],
+            [metadata[i] for i in keep] if metadata is not None else None,
         )
-        out.stream_bytes.append(sum(sizes))
+        _accept(out, kept, limits)
+
+
+def _accept(out: ValidatedPush, stream: PushStream, limits: PushLimits) -> None:
+    # The reference adds detected_level to valid entries only, and what it adds is written
+    # and costs ingestion rate like the rest of the entry.
+    stream = add_levels(stream, limits)
+    out.streams.append(stream)
+    out.stream_bytes.append(sum(stream_sizes(stream.lines, stream.metadata)))
 
 
 def _any_line_too_long(lines: Sequence[str], limit: int) -> bool:
@@ -325,7 +341,7 @@ def _entry_failure(
         return (
             "greater_than_max_sample_age",
             f"entry for stream '{key}' has timestamp too old: {format_rfc3339(ts)}, "
-            f"oldest acceptable timestamp is: {format_rfc3339(floor)}",
+            f"oldest acceptable timestamp is: {format_rfc3339(floor)}{unit_hint(ts)}",
         )
     if ts > ceiling:
         return (

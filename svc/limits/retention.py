@@ -14,7 +14,8 @@ from functools import lru_cache
 
 from gocompat.regex import full_match
 from logql_to_sql import ast
-from svc.config import LimitsConfig, StreamRetention, stream_rule_matchers
+from svc.compactor.config import StreamRetention, parse_selector
+from svc.config import LimitsConfig
 
 __all__ = ["matches", "retention_hours", "stream_retention_seconds"]
 
@@ -23,7 +24,7 @@ Labels = tuple[tuple[str, str], ...]
 
 @lru_cache(maxsize=1024)
 def _rule_matchers(selector: str) -> tuple[ast.Matcher, ...]:
-    return stream_rule_matchers(StreamRetention(selector=selector))
+    return parse_selector(selector)
 
 
 def matches(matchers: tuple[ast.Matcher, ...], labels: Labels) -> bool:

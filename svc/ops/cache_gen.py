@@ -1,65 +1,55 @@
 """Per-tenant cache generation numbers: raising one invalidates cached query results.
 
-Numbers are decimal strings that only grow (nanosecond timestamps), persisted in one JSON
-file so that a restart never hands out an older generation.
+Numbers are decimal strings of nanosecond times that only grow, kept in the catalog
+database (``cache_generations``) so that a change of the data (a delete request created or
+cancelled, entries physically removed) raises it in the same transaction.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import threading
+import sqlite3
 import time
-from pathlib import Path
 
-from svc.config import Config, LimitsConfig
+from svc.storage.catalog import Catalog
 
-__all__ = ["CacheGenerations", "deletion_enabled"]
+__all__ = ["CacheGenerations", "raise_generation"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cache_generations (tenant TEXT PRIMARY KEY, generation TEXT NOT NULL);
+"""
 
 
-def deletion_enabled(config: Config, limits: LimitsConfig) -> bool:
-    """Whether the deletion API (and its cache generations) is on for a tenant with these
-    limits."""
-    return config.compactor.retention_enabled and limits.deletion_mode != "disabled"
+def raise_generation(db: sqlite3.Connection, tenant: str) -> str:
+    """Set the tenant's number to the current nanosecond time (always upwards), inside
+    the caller's transaction; returns it."""
+    row = db.execute(
+        "SELECT generation FROM cache_generations WHERE tenant=?", (tenant,)
+    ).fetchone()
+    previous = int(row[0]) if row and str(row[0]).isdigit() else 0
+    number = str(max(time.time_ns(), previous + 1))
+    db.execute(
+        "INSERT INTO cache_generations VALUES (?, ?) "
+        "ON CONFLICT (tenant) DO UPDATE SET generation=excluded.generation",
+        (tenant, number),
+    )
+    return number
 
 
 class CacheGenerations:
     """Cache generation number of every tenant."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        self._numbers: dict[str, str] | None = None
-
-    def _load(self) -> dict[str, str]:
-        if self._numbers is None:
-            try:
-                raw = json.loads(self.path.read_text())
-            except FileNotFoundError:
-                raw = {}
-            self._numbers = {str(k): str(v) for k, v in raw.items()}
-        return self._numbers
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        catalog.ensure_schema(_SCHEMA)
 
     def get(self, tenant: str) -> str:
         """The tenant's generation number; empty until it is first raised."""
-        with self._lock:
-            return self._load().get(tenant, "")
+        rows = self.catalog.read(
+            "SELECT generation FROM cache_generations WHERE tenant=?", (tenant,)
+        )
+        return str(rows[0][0]) if rows else ""
 
     def increase(self, tenant: str) -> str:
-        """Raise the tenant's generation number and persist it; returns the new number."""
-        with self._lock:
-            numbers = self._load()
-            previous = int(numbers.get(tenant) or 0)
-            number = str(max(time.time_ns(), previous + 1))
-            numbers[tenant] = number
-            self._save(numbers)
-            return number
-
-    def _save(self, numbers: dict[str, str]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".tmp")
-        with temporary.open("w") as handle:
-            json.dump(numbers, handle, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        temporary.replace(self.path)
+        """Raise the tenant's generation number; returns the new number."""
+        with self.catalog.transaction() as db:
+            return raise_generation(db, tenant)

@@ -7,7 +7,6 @@ service states) is computed when ``/metrics`` is scraped.
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 from collections import defaultdict
@@ -33,9 +32,7 @@ from svc.ops.services import ServiceRegistry, State
 if TYPE_CHECKING:
     from svc.storage.store import Store
 
-__all__ = ["CONTENT_TYPE", "Metrics", "route_label"]
-
-http_log = logging.getLogger("svc.http")
+__all__ = ["CONTENT_TYPE", "ASGIApp", "Metrics", "Receive", "Scope", "Send", "route_label"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4"  # litestar appends "; charset=utf-8"
 
@@ -274,11 +271,5 @@ class Metrics:
                 self.request_duration.labels(scope["method"], route, str(status), "false").observe(
                     elapsed
                 )
-                _log_request(scope, status, elapsed)
 
         return timed
-
-
-def _log_request(scope: Scope, status: int, elapsed: float) -> None:
-    if http_log.isEnabledFor(logging.DEBUG):
-        http_log.debug("%s %s (%d) %.3fms", scope["method"], scope["path"], status, elapsed * 1000)

@@ -33,6 +33,8 @@ from logql_to_sql import DIALECT, QUERY_VARIABLE, LogQueryPlan
 from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import BadRequestError, GatewayTimeoutError
 from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
+from svc.query.deletes import visible_rows_sql
+from svc.query.scan_pieces import WINDOW_ROWS, next_group, pieces
 from svc.query.scope import RequestScope, current_scope, using_scope
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
@@ -121,6 +123,7 @@ class QueryEngine:
         *,
         timeout_seconds: float,
         scan_group_rows: int = 4_000_000,
+        window_rows: int = WINDOW_ROWS,
         threads: int = 2,
         memory_limit: int | None = None,
         spill_dir: Path | None = None,
@@ -130,6 +133,7 @@ class QueryEngine:
     ) -> None:
         self.store = store
         self.scan_group_rows = scan_group_rows
+        self.window_rows = window_rows
         self.timeout_seconds = timeout_seconds
         self.template_line_chars = template_line_chars
         self.template_query_chars = template_query_chars
@@ -196,8 +200,8 @@ class QueryEngine:
         """Rows of a log query, with its view and what it scanned.
 
         With a limit, files are read newest first (oldest first going forward) in small
-        groups; once ``limit`` rows are found, files that cannot hold a row beyond the
-        current cut-off are never opened.
+        groups, compacted files in time windows (``scan_pieces``); once ``limit`` rows are
+        found, pieces that cannot hold a row beyond the current cut-off are never read.
         """
         view = self.view((tenants,) if isinstance(tenants, str) else tenants, start_ns, end_ns)
         stats = ScanStats()
@@ -206,25 +210,26 @@ class QueryEngine:
             table = self._limited_rows(plan, self.execute(text or plan.select, view, stats), stats)
             stats.returned = table.num_rows
             return table, view, stats
-        files = sorted(
-            view.files,
-            key=(lambda f: -f.max_ts) if plan.backward else (lambda f: f.min_ts),
-        )
+        remaining = pieces(view.files, plan.backward, self.window_rows)
         found: pa.Table | None = None
         heads = view.head_tables
         while True:
-            group, files = _next_group(files, self.scan_group_rows)
-            part = StoreView(view.lake_root, group, heads, view.streams)
-            _add_scan(stats, group, heads, start_ns, end_ns)
+            group, remaining = next_group(remaining, self.scan_group_rows)
+            files = [piece.entry for piece in group]
+            window = group[0].window if group else None  # no files: the head alone
+            part = dataclasses.replace(view, files=files, head_tables=heads, window=window)
+            _add_scan(
+                stats, [piece.entry for piece in group if piece.first], heads, start_ns, end_ns
+            )
             rows = self._limited_rows(plan, self.execute(text or plan.select, part, stats), stats)
             found = rows if found is None else _top(found, rows, plan.limit, plan.backward)
             heads = []
             if found.num_rows >= plan.limit:
                 cut = found["ts"][found.num_rows - 1].as_py()
-                files = [
-                    f for f in files if (f.max_ts >= cut if plan.backward else f.min_ts <= cut)
+                remaining = [
+                    p for p in remaining if (p.max_ts >= cut if plan.backward else p.min_ts <= cut)
                 ]
-            if not files:
+            if not remaining:
                 break
         stats.returned = found.num_rows
         return found, view, stats
@@ -352,24 +357,46 @@ class QueryEngine:
         """The query's text with ``logs`` and ``streams`` defined as leading common table
         expressions over the view (inlined by DuckDB, as subqueries would be)."""
         text = select if isinstance(select, str) else select.sql(dialect=DIALECT)
-        logs, streams_name = self._relations(view, cursor)
-        relations = (
-            f"logs AS NOT MATERIALIZED ({logs}), "
-            f"streams AS NOT MATERIALIZED (SELECT * FROM {streams_name})"
-        )
+        logs, streams_name, filtered = self._relations(view, cursor)
+        streams = f"streams AS NOT MATERIALIZED (SELECT * FROM {streams_name})"
+        if filtered:  # delete filters read ``streams`` and their own relations: first
+            relations = ", ".join([streams, *filtered, f"logs AS NOT MATERIALIZED ({logs})"])
+        else:
+            relations = f"logs AS NOT MATERIALIZED ({logs}), {streams}"
         if text[:5].upper() == "WITH ":  # the query's own expressions join the list
             return f"WITH {relations}, {text[5:]}"
         return f"WITH {relations} {text}"
 
-    def _relations(self, view: AnyView, cursor: Registrar) -> tuple[str, str]:
-        """The view's rows as one query, and the registered name of its stream table."""
+    def _relations(self, view: AnyView, cursor: Registrar) -> tuple[str, str, list[str]]:
+        """The view's rows as one query, the registered name of its stream table, and the
+        relations the view's delete filters need (defined before ``logs``)."""
         parts: list[str] = []
+        filtered: list[str] = []
+        multi = isinstance(view, MultiView)
         sources = view.parts if isinstance(view, MultiView) else [(view, 0)]
-        for source, mask in sources:
-            parts += self._sources(source, mask, cursor)
+        for number, (source, mask) in enumerate(sources):
+            if not source.deletes:
+                parts += self._sources(source, mask, cursor)
+                continue
+            raw = self._sources(source, 0, cursor)
+            if not raw:
+                continue
+            streams = "streams"
+            if multi:  # the filters match the tenant's own streams, before the id mask
+                streams = f"streams_p{number}"
+                name = self._register(cursor, source.streams)
+                filtered.append(f"{streams} AS NOT MATERIALIZED (SELECT * FROM {name})")
+            filtered.append(f"raw_p{number} AS NOT MATERIALIZED ({' UNION ALL '.join(raw)})")
+            visible = visible_rows_sql(f"raw_p{number}", source.deletes, streams=streams)
+            if mask:
+                visible = (
+                    f"SELECT ts, xor(stream_id, {int(mask)}) AS stream_id, line, metadata "
+                    f"FROM ({visible})"
+                )
+            parts.append(visible)
         if not parts:
             parts = self._sources(StoreView(self.store.lake_root, [], [], view.streams), 0, cursor)
-        return " UNION ALL ".join(parts), self._register(cursor, view.streams)
+        return " UNION ALL ".join(parts), self._register(cursor, view.streams), filtered
 
     def _sources(self, view: StoreView, mask: int, cursor: Registrar) -> list[str]:
         """One SELECT per source of the view: its files, then each in-memory table.
@@ -382,7 +409,10 @@ class QueryEngine:
         parts = []
         if view.files:
             files = ", ".join(_sql_string(path) for path in view.paths)
-            parts.append(f"SELECT {columns} FROM read_parquet([{files}])")
+            window = ""
+            if view.window is not None:  # row-group statistics skip the rest of the file
+                window = f" WHERE ts BETWEEN {int(view.window[0])} AND {int(view.window[1])}"
+            parts.append(f"SELECT {columns} FROM read_parquet([{files}]){window}")
         for table in view.head_tables:
             parts.append(f"SELECT {columns} FROM {self._register(cursor, table)}")
         if not parts and not mask:
@@ -430,16 +460,6 @@ def _without_store_files(view: StoreView, paths: set[str]) -> StoreView:
 def _sql_string(text: str) -> str:
     """``text`` as a SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
-
-
-def _next_group(files: list[FileEntry], group_rows: int) -> tuple[list[FileEntry], list[FileEntry]]:
-    """The next files to scan together: at least one, about ``group_rows`` rows."""
-    rows = 0
-    for index, entry in enumerate(files):
-        rows += entry.rows
-        if rows >= group_rows:
-            return files[: index + 1], files[index + 1 :]
-    return files, []
 
 
 def _top(found: pa.Table, more: pa.Table, limit: int, backward: bool) -> pa.Table:

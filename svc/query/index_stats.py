@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from logql_to_sql import ast
+from svc.query.deleted_streams import correct_usage
 from svc.query.engine import QueryEngine
 from svc.query.series import matching_streams
 from svc.storage.catalog import FileEntry, FileStreamRow
@@ -76,6 +77,7 @@ def index_stats(
     """Streams, chunks, entries and line bytes of the matching streams in the range."""
     streams = matching_streams(engine, tenant, [matchers] if matchers else [], start_ns, end_ns)
     report = stream_usage(engine.store, tenant, streams, start_ns, end_ns)
+    correct_usage(engine, tenant, report, streams, start_ns, end_ns)
     present = {stream_id for (stream_id, _), u in report.usage.items() if u.entries}
     return IndexStats(
         streams=len(present),

@@ -7,6 +7,7 @@ lines; selectors are compiled like a query's and run on the streams table.
 from __future__ import annotations
 
 from logql_to_sql import ast, compile_stream_matchers
+from svc.query.deleted_streams import drop_deleted_streams
 from svc.query.engine import QueryEngine, ScanStats
 from svc.storage.streams import StreamInfo
 
@@ -27,7 +28,7 @@ def matching_streams(
         if info.first_ts < end_ns and info.last_ts >= start_ns
     ]
     if not selectors or not streams:
-        return streams
+        return drop_deleted_streams(engine, tenant, streams, start_ns, end_ns)
     view = engine.store.view(tenant, start_ns, end_ns)
     view.files = []
     view.head_tables = []
@@ -35,7 +36,8 @@ def matching_streams(
     for matchers in selectors:
         result = engine.execute(compile_stream_matchers(matchers), view, ScanStats())
         wanted.update(result["stream_id"].to_pylist())
-    return [info for info in streams if info.stream_id in wanted]
+    found = [info for info in streams if info.stream_id in wanted]
+    return drop_deleted_streams(engine, tenant, found, start_ns, end_ns)
 
 
 def label_names(streams: list[StreamInfo]) -> list[str]:

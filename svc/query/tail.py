@@ -222,7 +222,8 @@ class TailHub:
             limit=None,
             direction=Direction.FORWARD,
         )
-        view = StoreView(store.lake_root, [], [rows], streams)
+        deletes = store.deletes(tenant, pc.min(rows["ts"]).as_py(), pc.max(rows["ts"]).as_py() + 1)
+        view = StoreView(store.lake_root, [], [rows], streams, deletes)
         result = self.engine.execute(plan.select, view, ScanStats())
         grouped = group_streams(result, stream_labels_lookup(self.engine, tenant), backward=False)
         entries = [

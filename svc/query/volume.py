@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from logql_to_sql import ast
 from svc.model import Labels, label_key
+from svc.query.deleted_streams import correct_usage
 from svc.query.engine import QueryEngine
 from svc.query.index_stats import stream_usage
 from svc.query.series import matching_streams
@@ -67,6 +68,9 @@ def run_volume(engine: QueryEngine, tenant: str, request: VolumeRequest) -> Volu
     by_id = {info.stream_id: info for info in streams}
     report = stream_usage(
         engine.store, tenant, streams, request.start_ns, request.end_ns, request.step_ns
+    )
+    correct_usage(
+        engine, tenant, report, streams, request.start_ns, request.end_ns, request.step_ns
     )
     buckets: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     labels_by_name: dict[str, Labels] = {}

@@ -115,6 +115,9 @@ class Scheduler:
                 self._run(task)
             finally:
                 self.queue.done(tenant)
+                # Not kept until the next task arrives: its scope's pinned views and its
+                # result hold lake files on disk (svc/storage/leases.py).
+                del task
 
     def _run(self, task: _Task) -> None:
         if task.future.done() or task.scope.reason is not None:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from svc.errors import ServiceError
 from svc.storage import faults
@@ -22,6 +24,7 @@ __all__ = [
     "CatalogUnreadableError",
     "FileEntry",
     "FileStreamRow",
+    "FilesChangedError",
     "StreamRow",
 ]
 
@@ -49,6 +52,10 @@ CREATE TABLE IF NOT EXISTS file_streams (
 
 class CatalogUnreadableError(ServiceError):
     """The catalog database is damaged."""
+
+
+class FilesChangedError(ServiceError):
+    """A file a swap was to replace is no longer listed (quarantined meanwhile)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,74 @@ class Catalog:
             ).fetchone()
         return int(row[0]) if row else 0
 
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``) on the catalog database, for the
+        tables of other components kept here (delete requests); rolled back on error."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                faults.catalog_check()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one read-only statement."""
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    def ensure_schema(self, script: str) -> None:
+        """Create another component's tables (``CREATE ... IF NOT EXISTS`` statements)."""
+        with self._lock:
+            self._db.executescript(script)
+
+    def replace_files(
+        self,
+        removed: Iterable[str],
+        added: Iterable[FileEntry],
+        file_streams: Iterable[FileStreamRow] = (),
+        also: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
+        """Unlist ``removed`` and list ``added`` in one transaction (a compaction's swap),
+        running ``also`` inside it; raise FilesChangedError, changing nothing, when one of
+        ``removed`` is no longer listed."""
+        gone = [(path,) for path in removed]
+        with self.transaction() as db:
+            for (path,) in gone:
+                if db.execute("SELECT 1 FROM files WHERE path=?", (path,)).fetchone() is None:
+                    raise FilesChangedError(f"lake file {path} is no longer listed")
+            db.executemany("DELETE FROM files WHERE path=?", gone)
+            db.executemany("DELETE FROM file_streams WHERE path=?", gone)
+            db.executemany("INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)", _file_rows(added))
+            db.executemany(
+                "INSERT OR REPLACE INTO file_streams VALUES (?,?,?,?,?,?)",
+                [
+                    (r.path, r.stream_id, r.rows, r.line_bytes, r.min_ts, r.max_ts)
+                    for r in file_streams
+                ],
+            )
+            if also is not None:
+                also(db)
+            faults.crash_point("compactor.swap")  # kill -9 with the transaction open
+
+    def set_stream_spans(self, tenant: str, spans: dict[int, tuple[int, int] | None]) -> None:
+        """Record new time spans of a tenant's streams; ``None`` forgets the stream (no
+        entry of it is left anywhere)."""
+        with self.transaction() as db:
+            for stream_id, span in spans.items():
+                if span is None:
+                    db.execute(
+                        "DELETE FROM streams WHERE tenant=? AND stream_id=?", (tenant, stream_id)
+                    )
+                else:
+                    db.execute(
+                        "UPDATE streams SET first_ts=?, last_ts=? WHERE tenant=? AND stream_id=?",
+                        (span[0], span[1], tenant, stream_id),
+                    )
+
     def commit_flush(
         self,
         files: Iterable[FileEntry],
@@ -130,21 +205,7 @@ class Catalog:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany(
-                    "INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)",
-                    [
-                        (
-                            f.path,
-                            f.tenant,
-                            f.day,
-                            f.min_ts,
-                            f.max_ts,
-                            f.rows,
-                            f.line_bytes,
-                            f.file_bytes,
-                            f.streams,
-                        )
-                        for f in files
-                    ],
+                    "INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)", _file_rows(files)
                 )
                 self._db.executemany(
                     "INSERT INTO streams VALUES (?,?,?,?,?,?) ON CONFLICT (tenant, stream_id) DO "
@@ -244,6 +305,13 @@ class Catalog:
 
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _file_rows(files: Iterable[FileEntry]) -> list[tuple[Any, ...]]:
+    return [
+        (f.path, f.tenant, f.day, f.min_ts, f.max_ts, f.rows, f.line_bytes, f.file_bytes, f.streams)
+        for f in files
+    ]
 
 
 def _int64(value: int) -> int:

@@ -8,10 +8,15 @@ a fault and optionally how many calls fail before the site works again::
     wal.sync eio 1          # the next fdatasync of the WAL fails once with EIO
     lake.write short        # Parquet writes stop half way, then fail with ENOSPC
     disk.usage 0.97         # the data directory's filesystem reports 97% used
+    compactor.swap kill 1   # the process SIGKILLs itself at that point of a compaction
 
 Sites: ``wal.write``, ``wal.sync``, ``wal.truncate``, ``wal.open`` (a new segment),
 ``lake.write``, ``lake.sync``, ``catalog.commit`` and ``disk.usage``. Faults: ``enospc``,
-``eio`` and, for writes, ``short`` (half the bytes land, then ENOSPC). The file is read
+``eio`` and, for writes, ``short`` (half the bytes land, then ENOSPC). The ``kill`` fault
+works at any site, and at the crash points of compaction jobs (``compactor.written``: the
+new files are on disk, ``compactor.swap``: inside the catalog transaction,
+``compactor.swapped``: after it, ``compactor.removing``: between two removals): the
+process sends itself SIGKILL there, a ``kill -9`` at an exact moment. The file is read
 again whenever it changes, so a test turns faults on and off while the server runs.
 Without the variable every function here is the plain system call.
 """
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sqlite3
 import threading
 from pathlib import Path
@@ -29,6 +35,7 @@ __all__ = [
     "catalog_check",
     "check",
     "check_file",
+    "crash_point",
     "disk_usage",
     "fdatasync",
     "ftruncate",
@@ -90,8 +97,15 @@ _injector = _from_environment()
 
 
 def _error(kind: str) -> OSError:
+    if kind == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
     code = _ERRNOS.get(kind, errno.EIO)
     return OSError(code, os.strerror(code))
+
+
+def crash_point(site: str) -> None:
+    """Die by SIGKILL here when ``site`` is faulted with ``kill`` (other faults raise)."""
+    check(site)
 
 
 def check(site: str) -> None:
@@ -112,6 +126,8 @@ def check_file(site: str, path: Path) -> None:
 def catalog_check() -> None:
     """Raise SQLite's error for a failed commit when ``catalog.commit`` is faulted."""
     if _injector is not None and (kind := _injector.fault("catalog.commit")) is not None:
+        if kind == "kill":
+            _error(kind)
         text = "database or disk is full" if kind != "eio" else "disk I/O error"
         raise sqlite3.OperationalError(text)
 

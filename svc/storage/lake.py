@@ -31,20 +31,27 @@ from svc.storage.files import fsync_directory
 from svc.tenancy import tenant_directory_name
 
 __all__ = [
+    "COMPACTED_PREFIX",
     "DAY_NS",
     "FILE_METADATA_KEY",
     "FileMetadata",
     "FlushInfo",
+    "day_directory",
     "day_numbers",
     "day_of",
     "day_rows",
     "decode_file_metadata",
+    "encode_file_metadata",
+    "publish_file",
     "stream_summaries",
+    "time_bucketed",
     "write_day_file",
 ]
 
 DAY_NS = 86_400 * 1_000_000_000
 FILE_METADATA_KEY = b"svc.file"
+COMPACTED_PREFIX = "compacted-"
+"""Names of the compactor's files start with it (flushed ones are bare hex UUIDs)."""
 
 LabelsOf = Callable[[int], list[tuple[str, str]]]
 
@@ -77,6 +84,21 @@ class FileMetadata(msgspec.Struct, kw_only=True):
     max_ts: int
     streams: list[tuple[int, int, int, int, int]]
     """Per stream: id, rows, line bytes, first and last timestamp."""
+    flushes: list[str] = []
+    """Compacted files (format 2): the flushes whose entries the file holds (a flushed
+    file holds its own, ``flush_id``)."""
+    generation: int = 0
+    """Compacted files: rewritten later than every file of a lower generation."""
+    job_id: str = ""
+    """Compacted files: the job that wrote it; its files are ``job_part`` 0, 1, ..."""
+    job_part: int = 0
+    job_last: bool = True
+    """Compacted files: whether this is the job's last file (the job is complete when
+    every part up to the last one is present)."""
+
+    def flush_ids(self) -> frozenset[str]:
+        """The flushes whose entries the file holds."""
+        return frozenset(self.flushes) if self.flushes else frozenset((self.flush_id,))
 
 
 _encode_metadata = msgspec.json.Encoder().encode
@@ -86,6 +108,32 @@ _decode_metadata = msgspec.json.Decoder(FileMetadata).decode
 def decode_file_metadata(raw: bytes) -> FileMetadata:
     """The ``svc.file`` metadata of a file (raises msgspec errors when malformed)."""
     return _decode_metadata(raw)
+
+
+def encode_file_metadata(metadata: FileMetadata) -> bytes:
+    """The ``svc.file`` metadata value of a file."""
+    return _encode_metadata(metadata)
+
+
+def day_directory(tenant: str, day: str) -> Path:
+    """A tenant-day partition, relative to the lake root."""
+    return Path(tenant_directory_name(tenant)) / f"day={day}"
+
+
+def publish_file(temporary: Path, final: Path) -> None:
+    """Make a written file durable under its final name: fsync, rename, fsync the
+    directory; the temporary file is removed when that fails."""
+    try:
+        faults.check_file("lake.write", temporary)
+        with temporary.open("rb") as handle:
+            faults.check("lake.sync")
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        raise
+    temporary.rename(final)
+    fsync_directory(final.parent)
 
 
 def day_of(ts_ns: int) -> str:
@@ -152,7 +200,7 @@ def write_day_file(
     # take() on a many-chunked table concatenates it on every call: combine it once.
     rows = rows.combine_chunks()
     day = day_of(pc.min(rows["ts"]).as_py())
-    relative = Path(tenant_directory_name(tenant)) / f"day={day}" / f"{uuid.uuid4().hex}.parquet"
+    relative = day_directory(tenant, day) / f"{uuid.uuid4().hex}.parquet"
     summaries = stream_summaries(str(relative), rows)
     metadata = _file_metadata(tenant, day, summaries, flush)
     final = root / relative
@@ -160,16 +208,11 @@ def write_day_file(
     temporary = final.with_name(final.name + ".tmp")
     try:
         _write_sorted(temporary, rows, labels_of, row_group_rows, _encode_metadata(metadata))
-        faults.check_file("lake.write", temporary)
-        with temporary.open("rb") as handle:
-            faults.check("lake.sync")
-            os.fsync(handle.fileno())
     except BaseException:
         with contextlib.suppress(OSError):
             temporary.unlink(missing_ok=True)
         raise
-    temporary.rename(final)
-    fsync_directory(final.parent)
+    publish_file(temporary, final)
     entry = FileEntry(
         path=str(relative),
         tenant=tenant,
@@ -221,3 +264,10 @@ def _write_sorted(
                 row_group_size=row_group_rows,
             )
         w.add_key_value_metadata({FILE_METADATA_KEY: metadata})
+
+
+def time_bucketed(path: str) -> bool:
+    """Whether the file at ``path`` is in the compacted layout: rows sorted by time bucket
+    first, so each row group covers a short time range and a time predicate skips the
+    others (a flushed file's row groups each span the whole file)."""
+    return Path(path).name.startswith(COMPACTED_PREFIX)

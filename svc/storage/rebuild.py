@@ -16,6 +16,12 @@ its ``wal_seq`` becomes the watermark, only when its rows are nowhere else.
 * Files from before that metadata existed are listed with summaries computed from their
   rows; their WAL position is unknown, so every WAL segment on disk is replayed (a crash
   between a commit and the removal of its segments can then repeat that flush's entries).
+* Compacted files (the compactor's, ``job_id`` set) name the flushes whose entries they
+  hold and a generation. A job's files count only when all of them are there (parts up to
+  the last). A file is left out when a complete job of its tenant and day holds all its
+  flushes and is of a later generation (a flushed file: when a job holds its flush): the
+  old files of a swap the catalog lost are never listed next to the new ones, and rows a
+  delete request removed do not come back. Flushes a compacted file holds were committed.
 
 Unreadable files are quarantined; unlisted files are left for the startup sweep.
 """
@@ -145,12 +151,14 @@ def _first_labels(table: pa.Table, labels: dict[int, tuple[tuple[str, str], ...]
 
 def _choose(files: list[_File], wal_segments: set[int]) -> tuple[list[_File], list[str]]:
     """The files to list, and those left out (module docstring)."""
-    chosen = [f for f in files if f.metadata is None]
+    files, superseded, compacted = _without_superseded(files)
+    chosen = [f for f in files if f.metadata is None] + compacted
+    compacted_seq = max((f.metadata.wal_seq for f in compacted if f.metadata), default=0)
     attempts: dict[int, dict[str, list[_File]]] = defaultdict(lambda: defaultdict(list))
     for f in files:
-        if f.metadata is not None:
+        if f.metadata is not None and not f.metadata.job_id:
             attempts[f.metadata.wal_seq][f.metadata.flush_id].append(f)
-    left_out: list[str] = []
+    left_out: list[str] = list(superseded)
     committed_below = False
     for wal_seq in sorted(attempts, reverse=True):
         complete = [
@@ -163,7 +171,7 @@ def _choose(files: list[_File], wal_segments: set[int]) -> tuple[list[_File], li
         )
         in_wal = all(seq in wal_segments for seq in range(first_seq, wal_seq + 1))
         pick: list[_File] = []
-        if committed_below or not in_wal:
+        if committed_below or not in_wal or wal_seq <= compacted_seq:
             committed_below = True
             # Committed: its rows are only here. Prefer a complete attempt; with none, the
             # files of all attempts are what is left of it.
@@ -171,6 +179,61 @@ def _choose(files: list[_File], wal_segments: set[int]) -> tuple[list[_File], li
         chosen += pick
         left_out += [f.relative for g in attempts[wal_seq].values() for f in g if f not in pick]
     return chosen, sorted(left_out)
+
+
+def _flushes(f: _File) -> frozenset[str]:
+    if f.metadata is None:
+        return frozenset((f"file:{f.relative}",))
+    return f.metadata.flush_ids()
+
+
+def _partition(f: _File) -> tuple[str, str]:
+    if f.metadata is not None:
+        return f.metadata.tenant, f.metadata.day
+    parts = [*Path(f.relative).parts, "", ""]
+    return unquote(parts[0].removeprefix("tenant=")), parts[1].removeprefix("day=")
+
+
+def _without_superseded(files: list[_File]) -> tuple[list[_File], list[str], list[_File]]:
+    """The files no compaction replaced, the paths of those it did (and of incomplete
+    jobs), and the compacted files to list."""
+    jobs: dict[str, list[_File]] = defaultdict(list)
+    for f in files:
+        if f.metadata is not None and f.metadata.job_id:
+            jobs[f.metadata.job_id].append(f)
+    if not jobs:
+        return files, [], []
+    complete: list[tuple[tuple[str, str], frozenset[str], int, list[_File]]] = []
+    left_out: list[str] = []
+    for group in jobs.values():
+        parts = {f.metadata.job_part: f for f in group if f.metadata}
+        last = [f.metadata.job_part for f in group if f.metadata and f.metadata.job_last]
+        if last and all(part in parts for part in range(last[0] + 1)):
+            first = group[0]
+            flushes = frozenset().union(*(_flushes(f) for f in group))
+            generation = first.metadata.generation if first.metadata else 0
+            complete.append((_partition(first), flushes, generation, group))
+        else:
+            left_out += [f.relative for f in group]
+    listed: list[_File] = []
+    for key, flushes, generation, group in complete:
+        if not any(
+            other_key == key and flushes <= other and other_generation > generation
+            for other_key, other, other_generation, _ in complete
+        ):
+            listed += group
+        else:
+            left_out += [f.relative for f in group]
+    kept = []
+    for f in files:
+        if f.metadata is not None and f.metadata.job_id:
+            continue
+        key, flushes = _partition(f), _flushes(f)
+        if any(other_key == key and flushes <= other for other_key, other, _, _ in complete):
+            left_out.append(f.relative)
+        else:
+            kept.append(f)
+    return kept, left_out, listed
 
 
 def _dedupe(groups: dict[str, list[_File]]) -> list[_File]:

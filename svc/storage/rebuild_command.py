@@ -1,12 +1,15 @@
 """``svc catalog rebuild``: replace a data directory's catalog by one rebuilt from the lake.
 
 The service must be stopped (the command takes the data directory's lock). The old
-catalog, if any, is kept next to the new one as ``catalog.sqlite.replaced-<time>``.
+catalog, if any, is kept next to the new one as ``catalog.sqlite.replaced-<time>``. The
+tables other components keep there (delete requests, cache generation numbers) are copied
+over when the old catalog still reads: the lake cannot tell them.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,6 +34,7 @@ def rebuild_data_directory(root: Path) -> str:
             report = rebuild_catalog(
                 catalog, root / "lake", root / "quarantine", {seq for seq, _ in wal.segments()}
             )
+            carried = _carry_over(kept, catalog) if kept is not None else []
         finally:
             catalog.close()
     finally:
@@ -50,6 +54,7 @@ def rebuild_data_directory(root: Path) -> str:
         lines.append(f"unreadable files quarantined: {len(report.quarantined)}")
     if kept is not None:
         lines.append(f"previous catalog kept as: {kept}")
+        lines.append(f"tables copied from it: {', '.join(carried) or 'none'}")
     return "\n".join(lines)
 
 
@@ -65,3 +70,44 @@ def _set_aside(catalog_path: Path) -> Path | None:
             os.replace(source, kept.with_name(kept.name + suffix))
     fsync_directory(catalog_path.parent)
     return kept
+
+
+_LAKE_TABLES = frozenset({"files", "streams", "state", "file_streams"})
+
+
+def _carry_over(old: Path, catalog: Catalog) -> list[str]:
+    """Copy the old catalog's tables other than the lake's (delete requests, cache
+    generation numbers) into the new one; returns their names (none when it is unreadable)."""
+    sides = [old.with_name(old.name + suffix) for suffix in ("-wal", "-shm")]
+    present = [side.exists() for side in sides]
+    try:
+        return _copy_tables(old, catalog)
+    finally:  # reading a WAL-mode database leaves side files; keep the old one as it was
+        for side, existed in zip(sides, present, strict=True):
+            if not existed:
+                side.unlink(missing_ok=True)
+
+
+def _copy_tables(old: Path, catalog: Catalog) -> list[str]:
+    try:
+        source = sqlite3.connect(f"file:{old}?mode=ro", uri=True)
+        try:
+            tables = source.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type='table' ORDER BY name"
+            ).fetchall()
+            copied = []
+            for name, sql in tables:
+                if name in _LAKE_TABLES or name.startswith("sqlite_"):
+                    continue
+                rows = source.execute(f'SELECT * FROM "{name}"').fetchall()
+                with catalog.transaction() as db:
+                    db.execute(sql.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+                    if rows:
+                        marks = ",".join("?" * len(rows[0]))
+                        db.executemany(f'INSERT OR REPLACE INTO "{name}" VALUES ({marks})', rows)
+                copied.append(name)
+        finally:
+            source.close()
+    except sqlite3.DatabaseError:
+        return []
+    return copied

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import sqlite3
 import threading
 import uuid
 from collections.abc import Callable
@@ -30,20 +31,30 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from logql_to_sql import LogQuery
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
 from svc.errors import ServiceError
 from svc.model import PushStream
+from svc.storage import faults
 from svc.storage.catalog import CATALOG_FILENAME, Catalog, FileEntry, FileStreamRow, StreamRow
 from svc.storage.disk_guard import DiskGuard
-from svc.storage.files import DataDirectoryLock, release_free_memory
+from svc.storage.files import DataDirectoryLock, fsync_directory, release_free_memory
 from svc.storage.head import Head
 from svc.storage.lake import FlushInfo, day_numbers, day_rows, write_day_file
 from svc.storage.lake_check import check_file, lake_files, quarantine, read_fully, sweep
+from svc.storage.leases import FileLeases, Lease
 from svc.storage.rebuild import rebuild_catalog
 from svc.storage.streams import StreamIndex, stream_id_of
 from svc.storage.wal import WriteAheadLog
 
-__all__ = ["FlushError", "IngesterShuttingDownError", "Store", "StoreSettings", "StoreView"]
+__all__ = [
+    "DeleteFilter",
+    "FlushError",
+    "IngesterShuttingDownError",
+    "Store",
+    "StoreSettings",
+    "StoreView",
+]
 
 log = logging.getLogger(__name__)
 
@@ -87,14 +98,31 @@ class StoreSettings:
     """Refuse pushes at this used share of the data filesystem (0: never)."""
 
 
+@dataclass(frozen=True)
+class DeleteFilter:
+    """Entries a view hides: those of a delete request (its query, over ``[start_ns,
+    end_ns]``, both ends included) that may still be stored."""
+
+    query: LogQuery
+    start_ns: int
+    end_ns: int
+
+
 @dataclass
 class StoreView:
-    """What a query of one tenant reads: listed files plus in-memory tables."""
+    """What a query of one tenant reads: listed files plus in-memory tables, minus the
+    entries of its delete requests."""
 
     lake_root: Path
     files: list[FileEntry]
     head_tables: list[pa.Table]
     streams: pa.Table
+    deletes: tuple[DeleteFilter, ...] = ()
+    lease: Lease | None = None
+    """Keeps the files on disk while the view (or one derived from it) is alive."""
+    window: tuple[int, int] | None = None
+    """Only the files' entries with ``ts`` in these inclusive bounds (a limited query
+    reading a compacted file piece by piece); the in-memory tables are not narrowed."""
 
     @property
     def paths(self) -> list[str]:
@@ -135,6 +163,9 @@ class Store:
         self.wal.on_write_failure = self._wal_write_failed
         self.disk_guard = DiskGuard(settings.root, settings.disk_full_threshold)
         self.index = StreamIndex()
+        self.leases = FileLeases()
+        # (tenant, start_ns, end_ns) -> the delete filters of the tenant's views (deletion).
+        self.delete_filters: Callable[[str, int, int], tuple[DeleteFilter, ...]] | None = None
         self.head = Head()
         self._head_first_seq = 1
         self._flushing: list[_Flushing] = []
@@ -450,14 +481,99 @@ class Store:
         """Files and in-memory tables holding the tenant's data in ``[start_ns, end_ns)``."""
         with self._view_lock:
             files = self.catalog.files(tenant, start_ns, end_ns)
+            lease = self.leases.lease(f.path for f in files)
             heads = [f.head for f in self._flushing] + [self.head]
             tables = [h.table(tenant) for h in heads]
+            # Taken with the files: a swap that removes deleted rows also ends their filter.
+            deletes = self.deletes(tenant, start_ns, end_ns)
         return StoreView(
             lake_root=self.lake_root,
             files=files,
             head_tables=[t for t in tables if t is not None],
             streams=self.index.table(tenant),
+            deletes=deletes,
+            lease=lease,
         )
+
+    def deletes(self, tenant: str, start_ns: int, end_ns: int) -> tuple[DeleteFilter, ...]:
+        """The delete filters a view of the tenant's ``[start_ns, end_ns)`` applies."""
+        if self.delete_filters is None:
+            return ()
+        return self.delete_filters(tenant, start_ns, end_ns)
+
+    # compaction ----------------------------------------------------------------------
+
+    def swap_files(
+        self,
+        removed: list[FileEntry],
+        added: list[FileEntry],
+        summaries: list[FileStreamRow],
+        *,
+        also: Callable[[sqlite3.Connection], None] | None = None,
+        after: Callable[[], None] | None = None,
+        delay_seconds: float = 0.0,
+    ) -> None:
+        """List ``added`` instead of ``removed`` in one catalog transaction (which also
+        runs ``also``), then ``after``, with no view taken in between; the removed files
+        leave the disk once no view holds them and ``delay_seconds`` have passed. Raises
+        FilesChangedError when one of them was unlisted meanwhile (nothing changes then)."""
+        with self._view_lock:
+            self.catalog.replace_files([f.path for f in removed], added, summaries, also=also)
+            self.leases.retire([f.path for f in removed], delay_seconds)
+            if after is not None:
+                after()
+        faults.crash_point("compactor.swapped")
+
+    def remove_retired(self) -> list[str]:
+        """Remove the replaced files that are due and no view reads; returns them."""
+        removed = []
+        directories = set()
+        for relative in self.leases.removable():
+            faults.crash_point("compactor.removing")
+            path = self.lake_root / relative
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                log.warning("could not remove replaced lake file %s: %s", relative, exc)
+                self.leases.retire([relative], 60.0)
+                continue
+            directories.add(path.parent)
+            removed.append(relative)
+        for directory in directories:
+            with contextlib.suppress(OSError):
+                fsync_directory(directory)
+        return removed
+
+    def refresh_streams(self, tenant: str, stream_ids: set[int]) -> list[int]:
+        """Recompute the time spans of streams whose entries were removed (from the files'
+        summaries and the head); streams with no entry left are forgotten. Returns those."""
+        if not stream_ids:
+            return []
+        spans: dict[int, tuple[int, int] | None] = dict.fromkeys(stream_ids)
+        with self._view_lock:
+            paths = [f.path for f in self.catalog.files(tenant, -(1 << 63), (1 << 63) - 1)]
+            heads = [f.head for f in self._flushing] + [self.head]
+            tables = [t for t in (h.table(tenant) for h in heads) if t is not None]
+        for row in self.catalog.file_streams(paths):
+            if row.stream_id in spans:
+                _widen(spans, row.stream_id, row.min_ts, row.max_ts)
+        for table in tables:
+            wanted = table.filter(
+                pc.is_in(table["stream_id"], pa.array(list(stream_ids), pa.int64()))
+            )
+            if wanted.num_rows:
+                grouped = wanted.group_by("stream_id").aggregate([("ts", "min"), ("ts", "max")])
+                for sid, low, high in zip(
+                    grouped["stream_id"].to_pylist(),
+                    grouped["ts_min"].to_pylist(),
+                    grouped["ts_max"].to_pylist(),
+                    strict=True,
+                ):
+                    _widen(spans, sid, low, high)
+        self.catalog.set_stream_spans(tenant, spans)
+        for sid, span in spans.items():
+            self.index.set_span(tenant, sid, span)
+        return [sid for sid, span in spans.items() if span is None]
 
     def quarantine_unreadable(self, files: list[FileEntry], error: str) -> list[str]:
         """Find which of ``files`` a failed read choked on, quarantine it; returns the
@@ -501,6 +617,11 @@ class Store:
             )
         self.catalog.remove_files(relative for relative, _ in bad)
         self.quarantined_files_total += len(bad)
+
+
+def _widen(spans: dict[int, tuple[int, int] | None], stream_id: int, low: int, high: int) -> None:
+    span = spans.get(stream_id)
+    spans[stream_id] = (low, high) if span is None else (min(span[0], low), max(span[1], high))
 
 
 def _remove_files(lake_root: Path, entries: list[FileEntry]) -> None:

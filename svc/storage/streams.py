@@ -57,6 +57,20 @@ class StreamIndex:
                 info.last_ts = max(info.last_ts, last_ts)
         return stream_id
 
+    def set_span(self, tenant: str, stream_id: int, span: tuple[int, int] | None) -> None:
+        """Replace a stream's time span after entries were removed; None forgets it."""
+        with self._lock:
+            streams = self._tenants.get(tenant, {})
+            info = streams.get(stream_id)
+            if info is None:
+                return
+            if span is None:
+                del streams[stream_id]
+                self._ids_by_key.pop(info.key, None)
+            else:
+                info.first_ts, info.last_ts = span
+            self._tables.pop(tenant, None)
+
     def get(self, tenant: str, stream_id: int) -> StreamInfo | None:
         """The stream with this id, if the tenant has it."""
         return self._tenants.get(tenant, {}).get(stream_id)

@@ -15,7 +15,9 @@ from typing import Any
 import httpx
 import yaml
 
-__all__ = ["Server", "base_config", "free_port", "merge"]
+from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
+
+__all__ = ["DISCOVERY", "Server", "base_config", "free_port", "merge"]
 
 
 def free_port() -> int:
@@ -37,20 +39,29 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+DISCOVERY = {
+    "discover_service_name": list(DEFAULT_DISCOVER_SERVICE_NAME),
+    "discover_log_levels": True,
+}
+"""``limits_config`` keys that turn ``service_name`` and ``detected_level`` discovery back
+on, as they are by default."""
+
+
 def base_config(data_dir: Path) -> dict[str, Any]:
-    """What every test instance sets: its data directory, old samples accepted, and
-    ingestion rates no test reaches unless it is about them (tests push big bodies in
-    bursts)."""
-    return {
-        "common": {"path_prefix": str(data_dir)},
-        "limits_config": {
-            "reject_old_samples": False,
-            "ingestion_rate_mb": 1024,
-            "ingestion_burst_size_mb": 1024,
-            "per_stream_rate_limit": "1GB",
-            "per_stream_rate_limit_burst": "1GB",
-        },
+    """What every test instance sets: its data directory, old samples accepted, ingestion
+    rates no test reaches unless it is about them (tests push big bodies in bursts), and no
+    ``service_name`` or ``detected_level`` discovery, so that tests see the labels and
+    metadata they push (tests of discovery turn it back on with ``DISCOVERY``)."""
+    limits: dict[str, Any] = {
+        "reject_old_samples": False,
+        "ingestion_rate_mb": 1024,
+        "ingestion_burst_size_mb": 1024,
+        "per_stream_rate_limit": "1GB",
+        "per_stream_rate_limit_burst": "1GB",
+        "discover_service_name": [],
+        "discover_log_levels": False,
     }
+    return {"common": {"path_prefix": str(data_dir)}, "limits_config": limits}
 
 
 @dataclass
@@ -62,6 +73,8 @@ class Server:
     env: dict[str, str] = field(default_factory=dict)
     """Extra environment variables of the process (``SVC_FAULT_INJECTION`` in tests)."""
     port: int = field(default_factory=free_port)
+    args: tuple[str, ...] = ()
+    """Command-line flags after ``-config.file``."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -86,7 +99,7 @@ class Server:
         config_path.write_text(yaml.safe_dump(self.config()))
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "svc", f"-config.file={config_path}"],
+            [sys.executable, "-m", "svc", f"-config.file={config_path}", *self.args],
             stdout=log,
             stderr=log,
             cwd=self.root,

@@ -46,7 +46,7 @@ def test_log_level_changes_what_is_logged(make_server: Callable[..., Server]) ->
     with srv.client("t") as client:
         assert client.get("/log_level").json() == {"message": "Current log level is info"}
         client.get("/ready")
-        assert "GET /ready (200)" not in srv.log_path.read_text()
+        assert "path=/ready org_id=t status=200" not in srv.log_path.read_text()
 
         response = client.post("/log_level", data={"log_level": "debug"})
         assert response.status_code == 200
@@ -55,7 +55,9 @@ def test_log_level_changes_what_is_logged(make_server: Callable[..., Server]) ->
         client.get("/ready")
         # the request line is logged after the response is sent
         deadline = time.monotonic() + 5
-        while not re.search(r"level=debug .*GET /ready \(200\)", srv.log_path.read_text()):
+        while not re.search(
+            r"level=debug .*path=/ready org_id=t status=200", srv.log_path.read_text()
+        ):
             assert time.monotonic() < deadline, srv.log_path.read_text()
             time.sleep(0.02)
         assert "log_level: debug" in client.get("/config").text
@@ -129,6 +131,8 @@ def test_config_modes(server: Server) -> None:
             "ingestion_burst_size_mb": 1024.0,
             "per_stream_rate_limit": "1GB",
             "per_stream_rate_limit_burst": "1GB",
+            "discover_service_name": [],
+            "discover_log_levels": False,
         },
     }
     defaults = yaml.safe_load(httpx.get(server.url + "/config?mode=defaults").text)
@@ -254,14 +258,14 @@ def test_sync_indexes_unavailable_without_a_syncable_store(
 
 
 @pytest.mark.parametrize("prefix", ["/svc/api/v1", "/loki/api/v1"])
-def test_cache_generation_numbers_need_deletion(server: Server, tenant: str, prefix: str) -> None:
+def test_cache_generation_numbers_need_retention(server: Server, tenant: str, prefix: str) -> None:
+    # Without compactor.retention_enabled the reference registers no deletion route.
     with server.client(tenant) as client:
         for response in (
             client.get(prefix + "/cache/generation_numbers"),
             client.post(prefix + "/cache/generation_numbers/increase"),
         ):
-            assert response.status_code == 403
-            assert response.text == "deletion is not available for this tenant\n"
+            assert response.status_code == 404
 
 
 def test_cache_generation_numbers_increase(make_app: Callable[..., InProcessApp]) -> None:
@@ -273,7 +277,12 @@ def test_cache_generation_numbers_increase(make_app: Callable[..., InProcessApp]
     )
     path = "/svc/api/v1/cache/generation_numbers"
     with srv.client("off") as client:
-        assert client.get(path).status_code == 403
+        response = client.get(path)
+        assert (response.status_code, response.text) == (
+            403,
+            "deletion is not available for this tenant\n",
+        )
+        assert response.headers["x-content-type-options"] == "nosniff"
     with srv.client("on") as client:
         assert client.get(path).json() == ""
         assert client.post(path + "/increase").status_code == 204

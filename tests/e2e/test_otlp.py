@@ -25,7 +25,7 @@ from opentelemetry.trace import TraceFlags
 
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import Service, query_range, stream_values
-from tests.e2e.server import Server
+from tests.e2e.server import DISCOVERY, Server
 from tests.timeline import BASE, WINDOW
 
 TRACE_ID = 0x5B8EFFF798038103D269B633813FC60C
@@ -232,7 +232,9 @@ def _json_export(service: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("compressed", [False, True], ids=["json", "json-gzip"])
-def test_json_export(app: InProcessApp, tenant: str, compressed: bool) -> None:
+def test_json_export(make_app: Callable[..., InProcessApp], tenant: str, compressed: bool) -> None:
+    # A resource without service.name is named unknown_service by service name discovery.
+    app = make_app({"limits_config": {"discover_service_name": DISCOVERY["discover_service_name"]}})
     body = json.dumps(_json_export()).encode()
     headers = {"Content-Type": "application/json"}
     if compressed:
@@ -364,8 +366,14 @@ def test_malformed_export_is_400_and_writes_nothing(
 ) -> None:
     response = _post(app, tenant, body, **headers)
     assert response.status_code == 400
-    assert response.headers["content-type"] == "application/octet-stream"
-    assert message in _status_message(response)
+    if headers is _JSON:
+        # The OTLP specification's JSON Status for JSON requests (the reference: protobuf).
+        assert response.headers["content-type"] == "application/json"
+        assert list(response.json()) == ["message"]
+        assert message in response.json()["message"]
+    else:
+        assert response.headers["content-type"] == "application/octet-stream"
+        assert message in _status_message(response)
     _assert_nothing_stored(app, tenant)
 
 

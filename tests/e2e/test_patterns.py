@@ -11,6 +11,7 @@ import pytest
 
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import now_ns, push
+from tests.e2e.server import DISCOVERY
 from tests.timeline import SECOND
 
 MINUTE = 60 * SECOND
@@ -170,7 +171,8 @@ def test_response_bytes_are_the_references(app: InProcessApp, tenant: str) -> No
     )
 
 
-def test_levels_split_patterns(app: InProcessApp, tenant: str) -> None:
+def test_levels_split_patterns(make_app: Callable[..., InProcessApp], tenant: str) -> None:
+    app = make_app({"limits_config": DISCOVERY})
     minute0 = _minute0()
     json_lines = [
         (

@@ -50,7 +50,10 @@ def rss_kib(server: Server) -> int:
 def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     srv = Server(
         tmp_path_factory.mktemp("fuzz"),
-        {"limits_config": {"query_timeout": "5s"}},
+        {
+            "limits_config": {"query_timeout": "5s"},
+            "compactor": {"retention_enabled": True, "delete_request_store": "filesystem"},
+        },
     ).start()
     with srv.client(TENANT) as client:
         streams: list[tuple[dict[str, str], list[Any]]] = [

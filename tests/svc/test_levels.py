@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from gocompat.logfmt import scan_pairs
 from svc.levels import LevelDetector, known_level, level_word, normalize_level
 
 DETECTOR = LevelDetector()
@@ -112,3 +115,19 @@ def test_discovery_disabled_keeps_only_a_given_detected_level() -> None:
 def test_level_word() -> None:
     assert level_word("request failed with ERROR code") == "error"
     assert level_word("a=warning") == "warn"
+
+
+_TOKENS = ["level", "LeVel", "lvl", "severity", "=", '"', " ", "\t", "info", "ERROR", "x"]
+_TOKENS += ["\\", "\ufffd", "warn", "a=b", "msg", "k"]
+
+
+@settings(max_examples=3000, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(_TOKENS), max_size=14).map("".join))
+def test_logfmt_shortcut_agrees_with_the_full_scan(line: str) -> None:
+    # The shortcut for "level=" must find what scanning every pair finds.
+    detector = LevelDetector()
+    if "=" not in line or line.lstrip().startswith("{"):
+        return
+    shortcut = detector._plain_level_value(line)
+    if shortcut is not None:
+        assert shortcut == detector._logfmt_value(scan_pairs(line)[0])

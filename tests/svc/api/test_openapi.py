@@ -13,7 +13,10 @@ from svc.config import config_from_yaml
 
 
 def _app_operations() -> set[tuple[str, str]]:
-    app = create_app(config_from_yaml(None))
+    # Every operation the service can serve: the deletion API needs retention enabled.
+    app = create_app(
+        config_from_yaml("compactor: {retention_enabled: true, delete_request_store: filesystem}")
+    )
     found = set()
     for route in app.routes:
         if not isinstance(route, HTTPRoute):

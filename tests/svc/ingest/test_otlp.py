@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 
 import pytest
 from google.protobuf import json_format
-from ingest_bodies import LIMITS, NOW
+from ingest_bodies import LIMITS as DECODING_LIMITS
+from ingest_bodies import NOW
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import (
     AnyValue,
@@ -20,11 +22,14 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 
 from svc.errors import BadRequestError
 from svc.ingest import PushStream, decode_otlp, encode_otlp_response
+from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
 from svc.ingest.validate import validate_push
 
 T0 = NOW - 1_000
 TRACE = bytes(range(16))
 SPAN = bytes(range(8))
+# OTLP resources without service.name get one through discovery, so it stays on here.
+LIMITS = dataclasses.replace(DECODING_LIMITS, discover_service_name=DEFAULT_DISCOVER_SERVICE_NAME)
 
 
 def kv(key: str, value: AnyValue) -> KeyValue:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import json
 import zlib
 
 import pytest
@@ -35,11 +36,18 @@ EXPECTED = PushStream(
 
 
 def push(
-    body: bytes, content_type: str | None = JSON, encoding: str | None = None, **limits: object
+    body: bytes,
+    content_type: str | None = JSON,
+    encoding: str | None = None,
+    *,
+    legacy: bool = False,
+    **limits: object,
 ) -> list[PushStream]:
     """Decode and validate; raise the answer's error when anything was refused."""
     chosen = dataclasses.replace(LIMITS, **limits) if limits else LIMITS  # type: ignore[arg-type]
-    decoded = decode_push(body, content_type=content_type, content_encoding=encoding, limits=chosen)
+    decoded = decode_push(
+        body, content_type=content_type, content_encoding=encoding, limits=chosen, legacy=legacy
+    )
     validated = validate_push(decoded, chosen, "t", NOW)
     error = validated.error()
     if error is not None:
@@ -253,3 +261,82 @@ def test_check_body_size_uses_the_limit() -> None:
     check_body_size(10, PushLimits(max_recv_msg_size=10))
     with pytest.raises(PayloadTooLargeError):
         check_body_size(11, PushLimits(max_recv_msg_size=10))
+
+
+def _legacy(streams: list[dict[str, object]]) -> list[PushStream]:
+    return push(json.dumps({"streams": streams}).encode(), legacy=True)
+
+
+def test_legacy_json_format() -> None:
+    (stream,) = _legacy(
+        [
+            {
+                "labels": '{job="api",env="prod"}',
+                "entries": [
+                    {"ts": "2023-11-14T22:13:15Z", "line": "first"},
+                    {"ts": "2023-11-14T23:13:15.000000001+01:00", "line": "second"},
+                    {"ts": "2023-11-14T22:13:15.5Z", "line": "third", "structuredMetadata": {"b": "2", "a": "1"}},
+                ],
+            },
+            {"labels": '{job="idle"}', "entries": []},
+        ]
+    )  # fmt: skip
+    assert stream == PushStream(
+        labels=(("env", "prod"), ("job", "api")),
+        key='{env="prod", job="api"}',
+        timestamps=[T0, T0 + 1, T0 + 500_000_000],
+        lines=["first", "second", "third"],
+        metadata=[(), (), (("a", "1"), ("b", "2"))],
+    )
+
+
+@pytest.mark.parametrize(
+    ("stream", "message"),
+    [
+        pytest.param(
+            {"labels": '{job="api"}', "entries": [{"ts": "1700000000000000000", "line": "x"}]},
+            'invalid timestamp "1700000000000000000": the legacy push format expects an RFC 3339'
+            " time such as 2006-01-02T15:04:05.999999999Z - at `$.streams[0].entries[0].ts` (or"
+            " push Unix nanoseconds to /loki/api/v1/push)",
+            id="nanoseconds",
+        ),
+        pytest.param(
+            {"labels": "job=api", "entries": [{"ts": "2023-11-14T22:13:15Z"}]},
+            "error parsing labels 'job=api' with error: ",
+            id="labels",
+        ),
+    ],
+)
+def test_legacy_json_rejections(stream: dict[str, object], message: str) -> None:
+    with pytest.raises(BadRequestError) as caught:
+        _legacy([stream])
+    assert str(caught.value).startswith(message)
+
+
+def test_json_without_content_type_names_the_expected_types() -> None:
+    with pytest.raises(BadRequestError) as caught:
+        push(json_body([({"job": "api"}, [(T0, "x")])]), content_type=None)
+    assert str(caught.value) == (
+        "snappy: corrupt input (a push body is read as snappy-compressed protobuf unless its"
+        " Content-Type is application/json: send JSON with Content-Type: application/json,"
+        " protobuf with Content-Type: application/x-protobuf)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("ts", "unit"),
+    [(1_700_000_000, "seconds"), (1_700_000_000_000, "milliseconds"),
+     (1_700_000_000_000_000, "microseconds")],
+)  # fmt: skip
+def test_timestamps_in_a_smaller_unit_are_named(ts: int, unit: str) -> None:
+    with pytest.raises(BadRequestError) as caught:
+        push(json_body([({"job": "api"}, [(ts, "x")])]))
+    assert str(caught.value).endswith(
+        f" (timestamps are Unix nanoseconds; this one looks like {unit})"
+    )
+
+
+def test_legacy_path_reads_a_v1_body_as_v1() -> None:
+    body = json_body([({"job": "api"}, [(T0, "x")])])
+    (stream,) = push(body, legacy=True)
+    assert (stream.key, stream.timestamps, stream.lines) == ('{job="api"}', [T0], ["x"])

@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from svc.compactor.limits import deletion_enabled
 from svc.config import Config, config_from_yaml
 from svc.limits.overrides import Overrides
-from svc.ops.cache_gen import CacheGenerations, deletion_enabled
+from svc.ops.cache_gen import CacheGenerations
 from svc.ops.config_view import config_diff, config_yaml
 from svc.ops.index_sync import IndexSyncer
 from svc.ops.metrics import route_label
+from svc.storage.catalog import Catalog
 
 
 @pytest.mark.parametrize(
@@ -85,14 +87,18 @@ def test_index_sync_needs_a_syncable_store() -> None:
 
 
 def test_cache_generations_grow_and_persist(tmp_path: Path) -> None:
-    path = tmp_path / "gen.json"
-    gens = CacheGenerations(path)
+    path = tmp_path / "catalog.sqlite"
+    catalog = Catalog(path)
+    gens = CacheGenerations(catalog)
     assert gens.get("t") == ""
     first = gens.increase("t")
     second = gens.increase("t")
     assert int(second) > int(first)
-    assert CacheGenerations(path).get("t") == second
-    assert CacheGenerations(path).get("other") == ""
+    catalog.close()
+    reopened = Catalog(path)
+    assert CacheGenerations(reopened).get("t") == second
+    assert CacheGenerations(reopened).get("other") == ""
+    reopened.close()
 
 
 @pytest.mark.parametrize(
