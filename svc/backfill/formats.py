@@ -248,7 +248,6 @@ class LineParser:
     # whole documents per line --------------------------------------------------------
 
     def _parse_documents(self, lines: pa.Array, numbers: pa.Array) -> Parsed:
-        decode = decode_push if self.format == "loki-push" else decode_otlp
         ts: list[int] = []
         texts: list[str] = []
         stream_index: list[int] = []
@@ -259,17 +258,28 @@ class LineParser:
         reason = "invalid Loki push body" if self.format == "loki-push" else "invalid OTLP export"
         for text, number in zip(lines.to_pylist(), numbers.to_pylist(), strict=True):
             try:
-                decoded = decode(
-                    text.encode(),
-                    content_type="application/json",
-                    content_encoding=None,
-                    limits=self.limits,
-                    now_ns=time.time_ns(),
-                )
+                if self.format == "loki-push":
+                    decoded = decode_push(
+                        text.encode(),
+                        content_type="application/json",
+                        content_encoding=None,
+                        limits=self.limits,
+                    )
+                else:
+                    decoded = decode_otlp(
+                        text.encode(),
+                        content_type="application/json",
+                        content_encoding=None,
+                        limits=self.limits,
+                        now_ns=time.time_ns(),
+                    )
             except ServiceError as exc:
                 rejects.append(Reject(number, reason, exc.message))
                 continue
-            for push in decoded:
+            for bad in decoded.unparsable:
+                message = f"error parsing labels '{bad.labels}' with error: {bad.error}"
+                rejects.append(Reject(number, reason, message))
+            for push in decoded.streams:
                 index = streams.setdefault(_with_static(push, self.options.labels), len(streams))
                 count = len(push.timestamps)
                 ts += push.timestamps

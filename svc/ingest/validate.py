@@ -149,7 +149,7 @@ def _validate_stream(
     tenant: str,
     now_ns: int,
 ) -> None:
-    failed = _label_failure(stream.labels, raw, limits)
+    failed = label_failure(stream.labels, raw, limits)
     if failed is not None:
         reason, message = failed
         size = sum(stream_sizes(stream.lines, stream.metadata))
@@ -202,8 +202,9 @@ def unit_hint(ns: int) -> str:
     return ""
 
 
-def _label_failure(labels: Pairs, raw: str, limits: PushLimits) -> tuple[str, str] | None:
-    """``(reason, message)`` of the first label check a stream fails, else None."""
+def label_failure(labels: Pairs, raw: str, limits: PushLimits) -> tuple[str, str] | None:
+    """``(reason, message)`` of the first label check a stream fails, else None (also
+    a backfill's check of its streams)."""
     if not labels:
         return MISSING_LABELS, "error at least one label pair is required per stream"
     count = len(labels) - any(name == _SERVICE_NAME for name, _ in labels)
