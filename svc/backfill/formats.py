@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from schemas.log_rows import LABEL_MAP
 from svc.backfill.timestamps import TextTimeFormat, parse_leading, parse_values
 from svc.errors import ServiceError
+from svc.ingest.discovery import add_levels
 from svc.ingest.model import PushLimits
 from svc.ingest.otlp import decode_otlp
 from svc.ingest.push import decode_push
@@ -279,7 +280,8 @@ class LineParser:
             for bad in decoded.unparsable:
                 message = f"error parsing labels '{bad.labels}' with error: {bad.error}"
                 rejects.append(Reject(number, reason, message))
-            for push in decoded.streams:
+            for decoded_stream in decoded.streams:
+                push = add_levels(decoded_stream, self.limits)  # as the push path's checks do
                 index = streams.setdefault(_with_static(push, self.options.labels), len(streams))
                 count = len(push.timestamps)
                 ts += push.timestamps
