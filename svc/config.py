@@ -867,9 +867,12 @@ def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors
     if expected is list and not isinstance(value, list):
         errors.append(f"{path}: expected a list")
         return _INVALID
-    if hint == list[str] and not all(isinstance(item, str) for item in value):
-        errors.append(f"{path}: expected a list of strings")
-        return _INVALID
+    if hint == list[str]:
+        # An empty item is Go's zero string, as the reference's YAML decoder reads it.
+        value = ["" if item is None else item for item in value]
+        if not all(isinstance(item, str) for item in value):
+            errors.append(f"{path}: expected a list of strings")
+            return _INVALID
     if expected is dict and not isinstance(value, dict):
         errors.append(f"{path}: expected a mapping")
         return _INVALID
