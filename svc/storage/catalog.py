@@ -58,6 +58,9 @@ CREATE TABLE IF NOT EXISTS backfill_inputs (
 );
 """
 
+_SCHEMA_LOCK = 4242001
+"""PostgreSQL advisory lock key taken while schemas are created (concurrent ``CREATE ...
+IF NOT EXISTS`` of one table collide)."""
 _VERSION = "catalog_version"
 """A shared catalog's commit counter: a reader's cheap test for changes by others."""
 _WATERMARK = "flushed_wal_seq"
@@ -151,8 +154,7 @@ class Catalog:
         with catalog._lock:
             catalog._db.begin()
             try:
-                # One schema creation at a time: concurrent CREATE IF NOT EXISTS collide.
-                catalog._db.execute("SELECT pg_advisory_xact_lock(4242001)")
+                catalog._db.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
                 catalog._db.script(_SCHEMA)
                 catalog._db.execute(
                     "INSERT INTO state VALUES (?, 0) ON CONFLICT (name) DO NOTHING", (_VERSION,)
@@ -167,6 +169,7 @@ class Catalog:
 
     def _setup(self, db: CatalogDb, writer: str) -> None:
         self._db = db
+        self._held: set[int] = set()
         self._lock = threading.Lock()
         self._data_version = 0
         self._watermark = f"{_WATERMARK}:{writer}" if writer else _WATERMARK
@@ -175,6 +178,21 @@ class Catalog:
     def shared(self) -> bool:
         """Whether other processes write to this catalog too."""
         return self._db.shared
+
+    def hold_lock(self, key: int) -> bool:
+        """Take (or keep) a lock that one process of a shared catalog holds at a time,
+        until it exits or closes the catalog (PostgreSQL releases a dead session's locks);
+        False while another process holds it. A SQLite catalog has one process: True."""
+        if not self._db.shared:
+            return True
+        with self._lock:
+            if key in self._held:
+                return True
+            row = self._db.execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()
+            if row is not None and bool(row[0]):
+                self._held.add(key)
+                return True
+        return False
 
     def _version(self) -> int:
         row = self._db.execute("SELECT value FROM state WHERE name=?", (_VERSION,)).fetchone()
@@ -234,7 +252,7 @@ class Catalog:
                 self._db.script(script)
             return
         with self.transaction(faulted=False, counted=False) as db:
-            db.execute("SELECT pg_advisory_xact_lock(4242001)")
+            db.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
             db.script(script)
 
     def replace_files(

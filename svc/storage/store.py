@@ -78,6 +78,9 @@ log = logging.getLogger(__name__)
 # only holds more bodies and decoded rows in memory (two still share a WAL sync).
 PUSHES_IN_FLIGHT = 2
 _REMOTE_ATTEMPTS = 3
+SHARED_REMOVE_DELAY_SECONDS = 600.0
+"""How long files replaced in a shared catalog stay in the lake: other processes' queries
+may still read them, and hold no lease here."""
 
 
 class IngesterShuttingDownError(ServiceError):
@@ -661,6 +664,8 @@ class Store:
         runs ``also``), then ``after``, with no view taken in between; the removed files
         leave the disk once no view holds them and ``delay_seconds`` have passed. Raises
         FilesChangedError when one of them was unlisted meanwhile (nothing changes then)."""
+        if self.catalog.shared:
+            delay_seconds = max(delay_seconds, SHARED_REMOVE_DELAY_SECONDS)
         with self._view_lock:
             self.catalog.replace_files([f.path for f in removed], added, summaries, also=also)
             self.leases.retire([f.path for f in removed], delay_seconds)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -140,5 +141,39 @@ def test_a_killed_writer_replays_its_wal_into_the_shared_catalog(
         assert rows == (25,)
     finally:
         for server in (writer, other, reader):
+            if server.process is not None:
+                server.stop()
+
+
+def _wait_for_log(server: Server, text: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in server.log_path.read_text():
+        assert time.monotonic() < deadline, f"{text!r} not logged:\n{server.log_path.read_text()}"
+        time.sleep(0.1)
+
+
+def test_one_compactor_runs_at_a_time(
+    s3: S3Server, postgres: PostgresServer, tmp_path: Path
+) -> None:
+    shared = merge(
+        _deployment(s3, postgres),
+        {"target": "compactor", "compactor": {"compaction_interval": "200ms"}},
+    )
+    first = _writer(tmp_path, shared, "compactor-a").start()
+    second = _writer(tmp_path, shared, "compactor-b").start()
+    waiting = "another instance's compactor holds the compactor lock: waiting"
+    try:
+        deadline = time.monotonic() + 30
+        while not any(waiting in s.log_path.read_text() for s in (first, second)):
+            assert time.monotonic() < deadline, "no compactor waited for the lock"
+            time.sleep(0.1)
+        time.sleep(1)  # several more rounds: still one of them waiting, the other working
+        logs = [s.log_path.read_text() for s in (first, second)]
+        assert sum(waiting in log for log in logs) == 1
+        holder, waiter = (first, second) if waiting in logs[1] else (second, first)
+        holder.stop()  # its session ends: PostgreSQL releases the lock
+        _wait_for_log(waiter, "took the compactor lock")
+    finally:
+        for server in (first, second):
             if server.process is not None:
                 server.stop()
