@@ -213,6 +213,9 @@ async def flush_shutdown(request: Request[Any, Any, Any]) -> Response[bytes]:
     return _no_content()
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
 @get(HEAD_PATH)
 async def unflushed_head(request: Request[Any, Any, Any]) -> Response[bytes]:
     """This writer's unflushed rows of one tenant in ``[start, end)`` (nanoseconds), for the
@@ -222,7 +225,9 @@ async def unflushed_head(request: Request[Any, Any, Any]) -> Response[bytes]:
     try:
         start, end = int(request.query_params["start"]), int(request.query_params["end"])
     except (KeyError, ValueError):
-        raise BadRequestError("start and end must be integer nanoseconds") from None
+        start = end = _INT64_MAX + 1
+    if not -_INT64_MAX - 1 <= min(start, end) <= max(start, end) <= _INT64_MAX:
+        raise BadRequestError("start and end must be integer Unix nanoseconds")
     body = await asyncio.to_thread(rt.store.head_snapshot, tenant, start, end)
     return Response(body, media_type="application/vnd.apache.arrow.stream")
 
