@@ -116,8 +116,7 @@ def _routes(config: Config, rt: Runtime) -> list[Any]:
     routes: list[Any] = list(COMMON_ROUTES if config.target == "ruler" else ROUTES)
     routes += ops_routes(config.target)
     routes += deletion_routes(config)
-    if config.target != "ruler":
-        routes += ui_routes()
+    routes += ui_routes()
     if rt.ruler is not None and config.ruler.enable_api:
         routes += [*RULES_ROUTES, *PROM_RULES_ROUTES]
     return routes

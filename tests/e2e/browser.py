@@ -64,14 +64,14 @@ def seed(server: Server) -> int:
     now = now_ns()
     web = [
         (
-            now - i * SECOND,
+            now - i * 10 * SECOND,
             f'level={"error" if i % 7 == 0 else "info"} msg="GET /index {i}" status=200',
         )
         for i in range(300)
     ]
     api = [
         (
-            now - i * 3 * SECOND,
+            now - i * 30 * SECOND,
             json.dumps({"level": "warn", "msg": f"slow call {i}", "took_ms": 900 + i}),
             {"trace_id": f"trace-{i}"},
         )

@@ -6,10 +6,12 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
+import pyarrow.parquet as pq
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -17,6 +19,8 @@ from svc.ui.routes import STATIC_DIR
 from tests.e2e.browser import BULK_LINES, TENANT_A, TENANT_B, UI_OVERRIDES, chromium, seed
 from tests.e2e.clients import now_ns, push
 from tests.e2e.server import Server
+
+SECOND = 1_000_000_000
 
 
 @pytest.fixture(scope="module")
@@ -262,7 +266,25 @@ def test_two_tenants_see_only_their_own_lines(ui_server: Server, page: Page) -> 
     expect(page.locator(".logs-toolbar .summary")).to_have_text("300 lines")
 
 
-def test_downloads_the_whole_log_result_as_json_lines(
+def test_the_range_can_be_absolute_and_format_query_has_a_key(
+    ui_server: Server, page: Page
+) -> None:
+    with ui_server.client(TENANT_A) as client:
+        answer = client.get("/loki/api/v1/query_range", params={"query": '{app="web"}'})
+    result = answer.json()["data"]["result"]
+    stamps = sorted((int(ts) for stream in result for ts, _ in stream["values"]), reverse=True)
+    iso = lambda ns: datetime.fromtimestamp(ns / 1e9, UTC).isoformat()  # noqa: E731
+    start, end = iso(stamps[20] - 5 * SECOND), iso(stamps[10] + 5 * SECOND)
+    page.goto(
+        ui(ui_server, tenant=TENANT_A, q='{app = "web"}|="GET"', **{"from": start, "to": end})
+    )
+    expect(page.locator(".logs-toolbar .summary")).to_have_text("11 lines")
+    page.locator("#explore-editor textarea").press("Alt+Shift+F")
+    expect(page.locator("#explore-editor textarea")).to_have_value('{app="web"} |= "GET"')
+    assert url_state(page)["q"] == '{app="web"} |= "GET"'
+
+
+def test_downloads_the_whole_log_result_as_json_lines_and_parquet(
     ui_server: Server, page: Page, tmp_path: Path
 ) -> None:
     page.goto(ui(ui_server, tenant=TENANT_A, q='{app="web"} |= "error"', limit="10"))
@@ -273,6 +295,15 @@ def test_downloads_the_whole_log_result_as_json_lines(
     path = tmp_path / "logs.jsonl"
     download.value.save_as(path)
     assert len(path.read_text().splitlines()) == 43  # every seventh of 300, not the limit
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download Parquet").click()
+    path = tmp_path / "logs.parquet"
+    download.value.save_as(path)
+    table = pq.read_table(path)
+    assert table.num_rows == 43
+    assert set(table.column("line").to_pylist()) == {
+        f'level=error msg="GET /index {i}" status=200' for i in range(0, 300, 7)
+    }
 
 
 def test_a_phone_sized_screen_reads_lines_without_sideways_scrolling(
@@ -288,7 +319,9 @@ def test_a_phone_sized_screen_reads_lines_without_sideways_scrolling(
         context.close()
 
 
-def test_the_first_view_is_small_and_compressed(ui_server: Server) -> None:
+def test_the_first_view_is_small_and_compressed(
+    ui_server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
     files = [p for p in STATIC_DIR.rglob("*") if p.is_file()]
     total = 0
     with httpx.Client(base_url=ui_server.url, headers={"Accept-Encoding": "gzip"}) as client:
@@ -299,6 +332,8 @@ def test_the_first_view_is_small_and_compressed(ui_server: Server) -> None:
                 assert response.headers["content-encoding"] == "gzip"
             total += response.num_bytes_downloaded
     assert total < 300 * 1024, total
+    with capsys.disabled():
+        print(f"\nUI: first view {total / 1024:.1f} KiB compressed ({len(files)} files)")
 
 
 def test_render_time_of_5000_lines_is_reported(

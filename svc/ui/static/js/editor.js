@@ -5,6 +5,7 @@ import { el } from './dom.js';
 import { errorOffset } from './logql.js';
 
 const HISTORY_SIZE = 50;
+const MAX_HEIGHT = 260;
 
 export class Editor {
   constructor(mount, { tokenize, placeholder, label, onRun, onFormat, historyKey }) {
@@ -20,6 +21,8 @@ export class Editor {
     this.error = el('div', { class: 'editor-error', role: 'alert', hidden: true });
     this.box = el('div', { class: 'editor' }, this.highlight, this.input);
     mount.append(this.box, this.error);
+    // The width changes the wrapping, and so the height.
+    new ResizeObserver(() => this.fit()).observe(this.box);
     this.mark = null;
     this.input.addEventListener('input', () => {
       this.mark = null;
@@ -71,7 +74,13 @@ export class Editor {
     // A trailing newline needs a character after it to take its height.
     nodes.push('\n');
     this.highlight.replaceChildren(...nodes);
-    this.input.rows = Math.min(Math.max(text.split('\n').length, 1), 12);
+    this.fit();
+  }
+
+  // As tall as the text, wrapped lines included (up to a limit, then it scrolls).
+  fit() {
+    this.input.style.height = 'auto';
+    this.input.style.height = `${Math.min(this.input.scrollHeight + 2, MAX_HEIGHT)}px`;
   }
 
   // Show the server's message under the editor, and mark the place it names.
