@@ -47,11 +47,13 @@ def screens(server: Server, browser: Browser, out: Path) -> None:
         return f"{server.url}/ui/?{urlencode({'tenant': TENANT_A, **state})}"
 
     logs = url(q='{env="prod"} |= "GET /index 1"')
-    _shoot(_open(browser, logs, WIDE, "light"), out, "explore-logs")
-    _shoot(_open(browser, logs, WIDE, "dark"), out, "explore-logs-dark")
+    for theme, name in (("light", "explore-logs"), ("dark", "explore-logs-dark")):
+        page = _open(browser, logs, WIDE, theme)
+        page.locator('.label-name[data-name="app"]').click()
+        page.locator(".label-value").first.wait_for()
+        _shoot(page, out, name)
 
     page = _open(browser, url(q='{app="api"} | json'), WIDE, "light")
-    page.locator('.label-name[data-name="app"]').click()
     page.locator("#results .log-row .line").first.click()
     _shoot(page, out, "line-details")
 
