@@ -190,6 +190,13 @@ def test_a_started_tail_shows_a_line_pushed_afterwards(ui_server: Server, page: 
     expect(page.locator("#tail-dropped")).to_be_hidden()
 
 
+def test_a_tail_the_server_refuses_says_so(ui_server: Server, page: Page) -> None:
+    page.goto(ui(ui_server, tenant=f"{TENANT_A}|{TENANT_B}", tab="tail", tail='{app="web"}'))
+    page.locator("#tail-start").click()
+    expect(page.locator("#tail-status")).to_contain_text("refused by the server")
+    expect(page.locator("#tail-start")).to_be_enabled()
+
+
 def test_a_sql_query_shows_typed_columns_and_downloads_as_csv(
     ui_server: Server, page: Page, tmp_path: Path
 ) -> None:

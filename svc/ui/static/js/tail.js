@@ -49,13 +49,22 @@ export class TailView {
     this.socket = socket;
     this.paused = false;
     this.setStatus('connecting…');
-    socket.onopen = () => this.setStatus('live');
+    let opened = false;
+    socket.onopen = () => {
+      opened = true;
+      this.setStatus('live');
+    };
     socket.onmessage = (event) => this.receive(JSON.parse(event.data));
     socket.onclose = (event) => {
       if (this.socket !== socket) return;
       this.socket = null;
       this.buttons(false);
-      this.setStatus(event.code === 1000 || event.code === 1005 ? 'closed' : `closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`);
+      if (!opened) {
+        // A refused upgrade reaches a browser as a bare 1006: name the usual causes.
+        this.setStatus('refused by the server: check the tenant (one, and allowed) and the query');
+      } else {
+        this.setStatus(event.code === 1000 || event.code === 1005 ? 'closed' : `closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`);
+      }
     };
     this.buttons(true);
   }
