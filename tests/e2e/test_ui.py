@@ -343,6 +343,27 @@ def test_the_first_view_is_small_and_compressed(
         print(f"\nUI: first view {total / 1024:.1f} KiB compressed ({len(files)} files)")
 
 
+@pytest.mark.parametrize(
+    "path",
+    ["/ui/%00", "/ui/..%2F..%2Fapp.py", "/ui/index.html/x", "/ui/" + "a" * 5000, "/ui/js"],
+)
+def test_no_file_path_reaches_the_file_system(ui_server: Server, path: str) -> None:
+    answer = httpx.get(ui_server.url + path)
+    assert (answer.status_code, answer.text) == (404, "404 page not found\n")
+
+
+def test_files_are_revalidated_by_etag(ui_server: Server) -> None:
+    first = httpx.get(ui_server.url + "/ui/js/main.js")
+    assert first.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert first.headers["cache-control"] == "no-cache"
+    again = httpx.get(
+        ui_server.url + "/ui/js/main.js", headers={"If-None-Match": first.headers["etag"]}
+    )
+    assert (again.status_code, again.content) == (304, b"")
+    for path in ("/ui", "/ui/", "/ui/index.html"):
+        assert httpx.get(ui_server.url + path).content == (STATIC_DIR / "index.html").read_bytes()
+
+
 def test_render_time_of_5000_lines_is_reported(
     ui_server: Server, page: Page, capsys: pytest.CaptureFixture[str]
 ) -> None:
