@@ -291,6 +291,17 @@ def test_the_range_can_be_absolute_and_format_query_has_a_key(
     assert url_state(page)["q"] == '{app="web"} |= "GET"'
 
 
+def test_run_queries_are_kept_in_a_history_to_run_again(ui_server: Server, page: Page) -> None:
+    page.goto(ui(ui_server, tenant=TENANT_A))
+    for query in ('{app="api"}', '{app="web"} |= "error"'):
+        run(page, query)
+        expect(page.locator("#history option").nth(1)).to_have_attribute("value", query)
+    page.locator("#history").select_option('{app="api"}')
+    assert editor(page) == '{app="api"}'
+    expect(page.locator("#results .log-row .line").first).to_contain_text("slow call 0")
+    assert url_state(page)["q"] == '{app="api"}'
+
+
 def test_downloads_the_whole_log_result_as_json_lines_and_parquet(
     ui_server: Server, page: Page, tmp_path: Path
 ) -> None:
