@@ -32,6 +32,7 @@ from gocompat.durations import format_humanize_bytes
 from logql_to_sql import DIALECT, QUERY_VARIABLE, LogQueryPlan
 from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import BadRequestError, GatewayTimeoutError
+from svc.query.alarms import after
 from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
 from svc.query.deletes import visible_rows_sql
 from svc.query.file_metadata import NO_METADATA, file_has_metadata, table_has_metadata
@@ -303,8 +304,7 @@ class QueryEngine:
         The timer interrupts DuckDB's own work at the deadline; our Python functions stop
         themselves (they check the context), and the reason they recorded wins.
         """
-        timer = threading.Timer(timeout_seconds, cursor.interrupt)
-        timer.start()
+        timer = after(timeout_seconds, cursor.interrupt)
         try:
             # A statement run directly: ``cursor.sql`` would bind it once more to describe
             # a relation first (about 8 ms on a pipeline's SQL). The result is read in
