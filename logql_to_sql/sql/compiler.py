@@ -135,6 +135,10 @@ def compile_log_query(
     ]
     if not ordered and limit is None:
         order = []
+    # A limited scan is ordered by time so that DuckDB's top-N cuts it short; without a
+    # limit only the full order after the DISTINCT counts (sorting 2M entries by time
+    # first cost an export 0.8 CPU-s).
+    scan_order = order[:1] if limit is not None else []
     if not rest:
         candidates = _sorted(
             exp.select("ts", "stream_id", "line", "metadata")
@@ -148,7 +152,7 @@ def compile_log_query(
                     *line_filters,
                 )
             ),
-            order[:1],
+            scan_order,
         )
         return LogQueryPlan(
             select=_deduplicated(candidates, limit=limit, order=order, margin=margin),
@@ -173,7 +177,7 @@ def compile_log_query(
             exp.column(STORED_METADATA).as_("metadata"),
             *([exp.column(ERROR), exp.column(ERROR_DETAILS)] if labels_left else []),
         ).from_(first.select.subquery("p1", copy=False), copy=False),
-        order[:1],
+        scan_order,
     )
     survivors = _deduplicated(survivors, limit=limit, order=order, margin=margin)
     if labels_left:

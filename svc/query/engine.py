@@ -37,6 +37,7 @@ from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
 from svc.query.deletes import visible_rows_sql
 from svc.query.file_metadata import NO_METADATA, file_has_metadata, table_has_metadata
 from svc.query.scan_pieces import WINDOW_ROWS, next_group, pieces
+from svc.query.streamed import streamed
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
 from svc.storage.catalog import FileEntry
@@ -306,13 +307,10 @@ class QueryEngine:
         """
         timer = after(timeout_seconds, cursor.interrupt)
         try:
-            # A statement run directly: ``cursor.sql`` would bind it once more to describe
-            # a relation first (about 8 ms on a pipeline's SQL). The result is read in
-            # batches so that one outside DuckDB's memory limit (say, millions of series
-            # before the series limit is checked) stops at the result budget.
-            reader = cursor.execute(sql).to_arrow_reader(_RESULT_BATCH_ROWS)
-            if reader is None:  # a statement without a result set
-                return pa.table({})
+            # Streamed, bound once (``streamed``). The result is read in batches so that
+            # one outside DuckDB's memory limit (say, millions of series before the series
+            # limit is checked) stops at the result budget.
+            _, reader = streamed(cursor, sql, _RESULT_BATCH_ROWS)
             batches, size = [], 0
             for batch in reader:
                 size += batch.nbytes

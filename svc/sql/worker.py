@@ -27,6 +27,7 @@ import pyarrow as pa
 from logql_to_sql import QUERY_VARIABLE
 from svc.query.alarms import after
 from svc.query.context import registered
+from svc.query.streamed import streamed
 from svc.sql.protocol import (
     BATCH,
     DONE,
@@ -142,7 +143,7 @@ def run(
 
 
 def _answer(con: duckdb.DuckDBPyConnection, query: WorkerQuery, out: IO[bytes]) -> None:
-    columns, reader = _streamed(con, query.sql, query.batch_rows)
+    columns, reader = streamed(con, query.sql, query.batch_rows)
     header = WorkerHeader(columns=columns, schema=reader.schema.serialize().to_pybytes())
     write_frame(out, HEADER, msgspec.json.encode(header))
     rows = 0
@@ -153,26 +154,6 @@ def _answer(con: duckdb.DuckDBPyConnection, query: WorkerQuery, out: IO[bytes]) 
         if query.max_rows and rows > query.max_rows:
             break
     write_frame(out, DONE)
-
-
-def _streamed(
-    con: duckdb.DuckDBPyConnection, sql: str, batch_rows: int
-) -> tuple[list[tuple[str, str]], pa.RecordBatchReader]:
-    """The statement's columns (name, DuckDB type) and a reader streaming its result.
-
-    ``execute`` would hold the whole result before the first batch (a ``SELECT *`` of
-    300 MB of logs: 930 MB and 3 s), and a relation (``con.sql``) binds the statement
-    once to describe it and again to run it (3 to 5 ms); this DuckDB's own streaming
-    submit does neither. Without it, the relation.
-    """
-    submit = getattr(con, "_submit", None)
-    if callable(submit):
-        result = submit(sql, None, "stream", batch_rows)
-        columns = [(d[0], str(d[1])) for d in result.description]
-        return columns, result.arrow_reader()
-    relation = con.sql(sql)
-    columns = [(n, str(t)) for n, t in zip(relation.columns, relation.types, strict=True)]
-    return columns, relation.to_arrow_reader(batch_rows)
 
 
 def main(argv: list[str] | None = None) -> int:
