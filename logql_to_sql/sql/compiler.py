@@ -496,24 +496,17 @@ def filtering_pipeline(
     """
     last = max((i for i, s in enumerate(stages) if isinstance(s, _FILTERS)), default=-1)
     needed = stages[: last + 1]
-    reads: set[str] = set()
-    for stage in needed:
-        names = stage_reads(stage)
-        if names is None:
-            reads = set()
-            break
-        reads |= names
-    else:
-        if columnar and columnar_supported(needed):
-            lookups = stream_lookups(frozenset(reads))
-            tracked = columnar_pipeline(
-                entry_source(matchers, conditions, stream_values=lookups, with_labels=False),
-                needed,
-                names=frozenset(reads),
-                opaque=opaque,
-            )
-            if tracked is not None:
-                return tracked[0]
+    reads = _stage_reads(needed)
+    if reads is not None and columnar and columnar_supported(needed):
+        lookups = stream_lookups(reads)
+        tracked = columnar_pipeline(
+            entry_source(matchers, conditions, stream_values=lookups, with_labels=False),
+            needed,
+            names=reads,
+            opaque=opaque,
+        )
+        if tracked is not None:
+            return tracked[0]
     return compile_pipeline(
         entry_source(matchers, conditions), stages, wanted=frozenset(), opaque=opaque
     )
