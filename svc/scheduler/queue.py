@@ -12,13 +12,21 @@ one more is refused with 429 ``too many outstanding requests``. A tenant may als
 most ``max_running`` items taken and not yet done: with it below the number of workers, a
 tenant that floods the queue never holds every worker, and the next tenant's request starts
 at once instead of waiting for a busy worker to finish.
+
+Running items share the machine's cores, and an item cannot be paused once taken, so the
+running slots are shared too: with ``k`` active tenants, one may run at most
+``max_running // k`` items (at least one). A tenant is active while it has items queued or
+running and for ``recent_seconds`` after its last one was done, so a tenant sending one
+light query after another keeps its share between them instead of finding the slots taken
+again by a flooding tenant's long items each time it comes back.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 from svc.errors import TooManyRequestsError
@@ -79,12 +87,22 @@ class _Node(Generic[_T]):
 class FairQueue(Generic[_T]):
     """Items of every tenant; ``get`` blocks until one is there (thread-safe)."""
 
-    def __init__(self, max_outstanding: int, max_running: int = 0) -> None:
+    def __init__(
+        self,
+        max_outstanding: int,
+        max_running: int = 0,
+        *,
+        recent_seconds: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.max_outstanding = max_outstanding
         self.max_running = max_running
+        self.recent_seconds = recent_seconds
+        self._clock = clock
         self._root: _Node[_T] = _Node()
         self._counts: dict[str, int] = {}
         self._running: dict[str, int] = {}
+        self._last_done: dict[str, float] = {}
         self._cond = threading.Condition()
         self._stopped = False
 
@@ -110,7 +128,9 @@ class FairQueue(Generic[_T]):
                 tenant = self._eligible()
                 if tenant is not None:
                     break
-                self._cond.wait()
+                # Items held back by the shares wait at most a second for a quiet tenant's
+                # share to expire; an empty queue waits for a put.
+                self._cond.wait(1.0 if self._counts else None)
             item = self._root.pop(tenant)
             left = self._counts[tenant] - 1
             if left:
@@ -121,10 +141,22 @@ class FairQueue(Generic[_T]):
             return tenant, item
 
     def _eligible(self) -> str | None:
+        share = self._share()
         for tenant in self._root.rotation:
-            if not self.max_running or self._running.get(tenant, 0) < self.max_running:
+            if not share or self._running.get(tenant, 0) < share:
                 return tenant
         return None
+
+    def _share(self) -> int:
+        """Items one tenant may run now (0: no bound)."""
+        if not self.max_running:
+            return 0
+        now = self._clock()
+        for tenant, when in list(self._last_done.items()):
+            if now - when > self.recent_seconds:
+                del self._last_done[tenant]
+        active = self._counts.keys() | self._running.keys() | self._last_done.keys()
+        return max(1, self.max_running // max(1, len(active)))
 
     def done(self, tenant: str) -> None:
         """An item taken by :meth:`get` is finished."""
@@ -134,7 +166,9 @@ class FairQueue(Generic[_T]):
                 self._running[tenant] = left
             else:
                 self._running.pop(tenant, None)
-            self._cond.notify()
+            self._last_done[tenant] = self._clock()
+            # A share may have grown (a tenant went quiet): every waiting worker looks again.
+            self._cond.notify_all()
 
     def outstanding(self, tenant: str) -> int:
         """Items the tenant has queued."""

@@ -81,5 +81,61 @@ def test_a_tenant_at_its_running_limit_lets_the_others_go_first() -> None:
     assert [queue.get()[1] for _ in range(2)] == ["h0", "h1"]
     queue.put("light", (), "l0")
     assert queue.get() == ("light", "l0")  # heavy holds two workers already
+    queue.done("light")
+    queue.done("heavy")
     queue.done("heavy")
     assert queue.get() == ("heavy", "h2")
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _taken(queue: FairQueue[str]) -> str | None:
+    """The item a worker would take now, or None when every tenant is at its share."""
+    with queue._cond:
+        if queue._eligible() is None:
+            return None
+    return queue.get()[1]
+
+
+def test_active_tenants_share_the_running_slots() -> None:
+    clock = _Clock()
+    queue: FairQueue[str] = FairQueue(0, max_running=4, recent_seconds=10, clock=clock)
+    for i in range(8):
+        queue.put("heavy", (), f"h{i}")
+    assert [_taken(queue) for _ in range(5)] == ["h0", "h1", "h2", "h3", None]
+    queue.put("light", (), "l0")
+    assert _taken(queue) == "l0"  # its share is 4 // 2: it runs although heavy holds 4
+    for _ in range(4):
+        queue.done("heavy")
+    # heavy may now run 2 (light is running, then recently done)
+    assert [_taken(queue) for _ in range(3)] == ["h4", "h5", None]
+    queue.done("light")
+    clock.now = 9.0
+    assert _taken(queue) is None  # light still counts: it was done 9 s ago
+    clock.now = 10.5
+    assert [_taken(queue) for _ in range(3)] == ["h6", "h7", None]
+
+
+def test_a_waiting_worker_takes_an_item_once_a_quiet_tenants_share_expires() -> None:
+    clock = _Clock()
+    queue: FairQueue[str] = FairQueue(0, max_running=2, recent_seconds=5, clock=clock)
+    queue.put("light", (), "l0")
+    assert queue.get() == ("light", "l0")
+    queue.done("light")
+    queue.put("heavy", (), "h0")
+    queue.put("heavy", (), "h1")
+    assert queue.get() == ("heavy", "h0")
+    taken: list[str] = []
+    worker = threading.Thread(target=lambda: taken.append(queue.get()[1]))
+    worker.start()
+    worker.join(0.3)
+    assert taken == []  # heavy is at its share of 2 // 2 while light counts as active
+    clock.now = 6.0
+    worker.join(5)
+    assert taken == ["h1"]
