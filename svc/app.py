@@ -54,6 +54,7 @@ from svc.api.tail import tail
 from svc.config import Config
 from svc.errors import ServiceError
 from svc.runtime import Runtime
+from svc.ui import tail_tenant, ui_routes
 
 __all__ = ["create_app"]
 
@@ -121,6 +122,7 @@ def _routes(config: Config, rt: Runtime) -> list[Any]:
     routes: list[Any] = list(COMMON_ROUTES if config.target == "ruler" else ROUTES)
     routes += ops_routes(config.target)
     routes += deletion_routes(config)
+    routes += ui_routes()
     if rt.ruler is not None and config.ruler.enable_api:
         routes += [*RULES_ROUTES, *PROM_RULES_ROUTES]
     return routes
@@ -199,6 +201,7 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
             cast(
                 Middleware, request_log(None if config.auth_enabled else rt.resolver.no_auth_tenant)
             ),
+            cast(Middleware, tail_tenant),
         ],
         exception_handlers={
             ServiceError: _service_error,
