@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test lint typecheck unit bench clean chromium
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,13 @@ lint: $(BIN)/.installed
 typecheck: $(BIN)/.installed
 	$(BIN)/mypy --strict svc logql_to_sql gocompat
 
-unit: $(BIN)/.installed
+unit: $(BIN)/.installed chromium
 	$(BIN)/pytest
+
+# The web UI's browser tests drive Debian's chromium (Playwright never downloads one).
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 
 test: lint typecheck unit
 

@@ -17,6 +17,7 @@ from litestar.types import Middleware
 
 from logql_to_sql import LogQLError
 from svc.api.backfill import backfill_upload
+from svc.api.compression import AnswerCompression
 from svc.api.delete import deletion_routes
 from svc.api.detected_fields import (
     detected_field_values,
@@ -54,6 +55,7 @@ from svc.config import Config
 from svc.errors import ServiceError
 from svc.runtime import Runtime
 from svc.targets import runs, runs_any
+from svc.ui import tail_tenant, ui_routes
 
 __all__ = ["create_app"]
 
@@ -100,10 +102,15 @@ QUERIER_ROUTES = [
 """The Query routes only the querier serves: labels, label values, series, tail."""
 
 
-COMPRESSION = CompressionConfig(backend="gzip", minimum_size=1400, gzip_compress_level=6)
+COMPRESSION = CompressionConfig(
+    backend="gzip",
+    minimum_size=1400,
+    gzip_compress_level=6,
+    middleware_class=AnswerCompression,
+)
 """Answers are gzipped for clients that accept it, as the reference's query frontend does
 (``frontend.compress_responses``, on by default): from its 1400-byte threshold up, at
-Go's default level."""
+Go's default level; Parquet answers, compressed already, are not (``svc/api/compression``)."""
 
 COMMON_ROUTES = [home, ready, buildinfo, format_query_get, format_query_post, openapi_json]
 """What every target serves besides its own routes (SPEC 4.1)."""
@@ -122,6 +129,7 @@ def _routes(config: Config, rt: Runtime) -> list[Any]:
         routes += QUERIER_ROUTES
     routes += ops_routes(target)
     routes += deletion_routes(config)
+    routes += ui_routes()
     if rt.ruler is not None and config.ruler.enable_api:
         routes += [*RULES_ROUTES, *PROM_RULES_ROUTES]
     return routes
@@ -200,6 +208,7 @@ def create_app(config: Config, runtime: Runtime | None = None) -> Litestar:
             cast(
                 Middleware, request_log(None if config.auth_enabled else rt.resolver.no_auth_tenant)
             ),
+            cast(Middleware, tail_tenant),
         ],
         exception_handlers={
             ServiceError: _service_error,

@@ -1,11 +1,15 @@
-"""``GET /``: a small HTML page with the version and links to the API and operations pages."""
+"""``GET /``: a small HTML page with the version and links to the API and operations pages;
+browsers (``Accept`` preferring HTML) are sent to the web UI, which shows the page too."""
 
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
-from litestar import Response, get
+from litestar import Request, Response, get
+from litestar.response import Redirect
 
+from svc.ui import UI_PATH, prefers_html
 from svc.version import build_info
 
 __all__ = ["home"]
@@ -45,6 +49,9 @@ def _page() -> str:
 
 
 @get("/", media_type="text/html")
-async def home() -> Response[bytes]:
-    """The home page: version and links."""
-    return Response(_page().encode(), media_type="text/html")
+async def home(request: Request[Any, Any, Any]) -> Response[bytes] | Redirect:
+    """The home page: version and links; a browser is redirected to the UI."""
+    vary = {"Vary": "Accept"}
+    if prefers_html(request.headers.get("accept", "")):
+        return Redirect(UI_PATH, status_code=302, headers=vary)
+    return Response(_page().encode(), media_type="text/html", headers=vary)

@@ -78,6 +78,7 @@ SQL_QUERY = _param("query", "SQL text (on POST also the body, or a form or JSON 
 
 _TEXT: Final = {"text/plain": {"schema": {"type": "string"}}}
 _HTML: Final = {"text/html": {"schema": {"type": "string"}}}
+_ANY: Final = {"*/*": {"schema": {"type": "string"}}}
 _JSON: Final = {"application/json": {"schema": {"type": "object"}}}
 _ERRORS: Final = {
     "400": {"description": "Bad request (message in the body).", "content": _TEXT},
@@ -373,7 +374,11 @@ OPERATIONS: Final = (
     Operation("/api/prom/label", "GET", "Deprecated label names.", _RANGE),
     Operation("/api/prom/label/{name}/values", "GET", "Deprecated label values.", _RANGE),
     Operation("/api/prom/series", "GET", "Deprecated series.", (MATCH, *_RANGE)),
-    Operation("/", "GET", "Home page: version and links.", ok_type=_HTML),
+    Operation("/", "GET", "Home page: version and links (browsers go to /ui/).", ok_type=_HTML),
+    Operation("/ui", "GET", "The web UI.", ok_type=_HTML),
+    Operation(
+        "/ui/{file_path}", "GET", "The web UI's files (HTML, JavaScript, CSS).", ok_type=_ANY
+    ),
     Operation("/ready", "GET", "Readiness.", ok_type=_TEXT),
     Operation("/metrics", "GET", "Prometheus metrics.", ok_type=_TEXT),
     Operation("/services", "GET", "Internal services and states.", ok_type=_TEXT),
