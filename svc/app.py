@@ -54,38 +54,28 @@ from svc.api.tail import tail
 from svc.config import Config
 from svc.errors import ServiceError
 from svc.runtime import Runtime
+from svc.targets import runs, runs_any
 from svc.ui import tail_tenant, ui_routes
 
 __all__ = ["create_app"]
 
 log = logging.getLogger(__name__)
 
-ROUTES = [
-    home,
-    push,
-    otlp_logs,
+INGEST_ROUTES = [push, otlp_logs, backfill_upload]
+"""The distributor's routes (SPEC 4.1 Ingest)."""
+
+QUERY_ROUTES = [
     query_range,
     query_range_post,
     query,
     query_post,
-    labels,
-    label_values_handler,
-    series,
-    series_post,
-    ready,
-    buildinfo,
-    format_query_get,
-    format_query_post,
     index_stats_get,
     index_stats_post,
     volume_get,
     volume_post,
     volume_range_get,
     volume_range_post,
-    tail,
     legacy_query,
-    legacy_labels,
-    legacy_label_values,
     patterns,
     detected_fields,
     detected_fields_post,
@@ -93,13 +83,23 @@ ROUTES = [
     detected_field_values_post,
     detected_labels_get,
     detected_labels_post,
-    openapi_json,
     sql_get,
     sql_post,
     sql_explain,
     export,
-    backfill_upload,
 ]
+"""The query frontend's and the querier's routes (SPEC 4.1 Query)."""
+
+QUERIER_ROUTES = [
+    labels,
+    label_values_handler,
+    series,
+    series_post,
+    tail,
+    legacy_labels,
+    legacy_label_values,
+]
+"""The Query routes only the querier serves: labels, label values, series, tail."""
 
 
 COMPRESSION = CompressionConfig(
@@ -112,15 +112,22 @@ COMPRESSION = CompressionConfig(
 (``frontend.compress_responses``, on by default): from its 1400-byte threshold up, at
 Go's default level; Parquet answers, compressed already, are not (``svc/api/compression``)."""
 
-COMMON_ROUTES = [home, ready, buildinfo, format_query_get, format_query_post]
+COMMON_ROUTES = [home, ready, buildinfo, format_query_get, format_query_post, openapi_json]
 """What every target serves besides its own routes (SPEC 4.1)."""
 
 
 def _routes(config: Config, rt: Runtime) -> list[Any]:
-    """The routes of an instance: ``-target=ruler`` serves only the ruler's and the common
-    ones; the rules APIs need a ruler and ``ruler.enable_api``."""
-    routes: list[Any] = list(COMMON_ROUTES if config.target == "ruler" else ROUTES)
-    routes += ops_routes(config.target)
+    """The routes of an instance: the common ones plus the groups of the components its
+    target runs (SPEC 4.1); the rules APIs need a ruler and ``ruler.enable_api``."""
+    target = config.target
+    routes: list[Any] = list(COMMON_ROUTES)
+    if runs(target, "distributor"):
+        routes += INGEST_ROUTES
+    if runs_any(target, "query-frontend", "querier"):
+        routes += QUERY_ROUTES
+    if runs(target, "querier"):
+        routes += QUERIER_ROUTES
+    routes += ops_routes(target)
     routes += deletion_routes(config)
     routes += ui_routes()
     if rt.ruler is not None and config.ruler.enable_api:

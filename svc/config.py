@@ -28,11 +28,20 @@ from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
 from svc.logging_setup import LOG_FORMATS
 from svc.query.memory import parse_memory_limit
 from svc.ruler.config import RulerConfig, ruler_config_errors
+from svc.storage.backend_config import (
+    CatalogConfig,
+    CommonStorageConfig,
+    S3Config,
+    object_store_settings,
+)
+from svc.storage.objects import S3Settings
+from svc.targets import TARGETS
 from svc.tenancy import validate_tenant_id
 from svc.timestamps import parse_timestamp_ns
 from svc.tls.config import TLSServerConfig
 
 __all__ = [
+    "LOCAL_STORAGE_ONLY",
     "BackfillConfig",
     "CompactorConfig",
     "Config",
@@ -59,9 +68,11 @@ __all__ = [
     "config_from_mapping",
     "config_from_yaml",
     "config_to_dict",
+    "lake_object_store",
     "limits_errors",
     "overlay_limits",
     "setting",
+    "shared_storage",
     "validate_config",
 ]
 
@@ -108,6 +119,7 @@ class CommonConfig:
         "", "HTTP address of the compactor, for targets that do not run it (delete filtering)."
     )
     compactor_grpc_address: str = setting("", "gRPC address of the compactor (same use).")
+    storage: CommonStorageConfig = field(default_factory=CommonStorageConfig)
 
 
 @dataclass
@@ -129,6 +141,16 @@ class LifecyclerConfig:
         duration=True,
     )
     num_tokens: int = setting(128, "Tokens this instance owns in the ring.")
+    id: str = setting(
+        "",
+        "This instance's name among the writers of a shared catalog (catalog.postgres.dsn): "
+        "the WAL watermark it advances there; keep it across restarts (empty: the hostname).",
+    )
+    address: str = setting(
+        "",
+        "Host other instances of a shared catalog reach this one's HTTP API at (empty: "
+        "server.http_listen_address, or the hostname when that is 0.0.0.0).",
+    )
 
 
 @dataclass
@@ -519,6 +541,7 @@ class StorageConfig:
     """Storage settings (``storage_config:``)."""
 
     tsdb_shipper: TsdbShipperConfig = field(default_factory=TsdbShipperConfig)
+    aws: S3Config = field(default_factory=S3Config)
     named_stores: dict[str, Any] = setting(  # noqa: RUF009
         {},
         "The reference's named object stores (by type, then name): accepted so that a schema "
@@ -555,6 +578,7 @@ class Config:
     ruler: RulerConfig = field(default_factory=RulerConfig)
     sql: SqlConfig = field(default_factory=SqlConfig)
     backfill: BackfillConfig = field(default_factory=BackfillConfig)
+    catalog: CatalogConfig = field(default_factory=CatalogConfig)
     overrides: dict[str, Any] = setting(  # noqa: RUF009
         {},
         "Per-tenant limits blocks, as the runtime overrides file's `overrides:` (read first, "
@@ -562,22 +586,6 @@ class Config:
     )
 
 
-_TARGETS = frozenset(
-    [
-        "all",
-        "read",
-        "write",
-        "backend",
-        "distributor",
-        "ingester",
-        "querier",
-        "query-frontend",
-        "query-scheduler",
-        "index-gateway",
-        "ruler",
-        "compactor",
-    ]
-)
 _LOG_LEVELS = frozenset({"debug", "info", "warn", "error"})
 DELETION_MODES = ("disabled", "filter-only", "filter-and-delete")
 
@@ -605,7 +613,7 @@ def config_from_mapping(raw: dict[str, Any]) -> Config:
 def validate_config(config: Config) -> list[str]:
     """Every semantic problem of an already well-typed config."""
     errors = []
-    if config.target not in _TARGETS:
+    if config.target not in TARGETS:
         errors.append(f"unrecognized target: {config.target}")
     if config.server.log_level not in _LOG_LEVELS:
         errors.append(f"unrecognized log level: {config.server.log_level}")
@@ -642,9 +650,35 @@ def validate_config(config: Config) -> list[str]:
         named_stores=named_store_names(config.storage_config.named_stores),
     )
     errors += _override_errors(config)
+    if config.backfill.enabled and shared_storage(config):
+        errors.append(f"backfill.enabled: {LOCAL_STORAGE_ONLY}")
     errors += _pattern_ingester_errors(config.pattern_ingester)
     errors += ruler_config_errors(config.ruler)
     return errors
+
+
+def _object_store(config: Config) -> str:
+    periods = config.schema_config.configs
+    return periods[active_period(periods)].object_store if periods else "filesystem"
+
+
+LOCAL_STORAGE_ONLY = (
+    "backfills write to the local lake and catalog, not to object storage or catalog.postgres (yet)"
+)
+"""Why a backfill refuses a deployment whose lake or catalog is shared."""
+
+
+def shared_storage(config: Config) -> bool:
+    """Whether the lake is in object storage or the catalog in PostgreSQL."""
+    return lake_object_store(config) is not None or bool(config.catalog.postgres.dsn)
+
+
+def lake_object_store(config: Config) -> S3Settings | None:
+    """The S3 store the lake is kept in (the active schema period's ``object_store``), or
+    None for the local directory under ``common.path_prefix``."""
+    return object_store_settings(
+        _object_store(config), config.storage_config.aws, config.common.storage.s3
+    )
 
 
 def _sql_errors(cfg: SqlConfig) -> list[str]:

@@ -16,6 +16,7 @@ Internal services, started in this order on a background thread and stopped in r
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from svc.compactor.deletions import Deletions
 from svc.compactor.limits import deletion_served
 from svc.compactor.metrics import CompactorMetrics
 from svc.compactor.service import Compactor, build_compactor
-from svc.config import Config, LimitsConfig
+from svc.config import Config, LimitsConfig, lake_object_store
 from svc.distributor import Distributor
 from svc.errors import ServiceUnavailableError
 from svc.frontend.frontend import QueryFrontend
@@ -42,7 +43,10 @@ from svc.query.memory import parse_memory_limit
 from svc.ruler.service import RULER_TARGETS, Ruler, build_ruler
 from svc.scheduler.workers import Scheduler, SchedulerCollector
 from svc.sql.service import SqlService, build_sql_service
+from svc.storage.members import Members
+from svc.storage.remote_heads import RemoteHeads
 from svc.storage.store import Store, StoreSettings
+from svc.targets import TARGETS, runs, runs_any
 from svc.tenancy import TenantResolver
 
 __all__ = ["Runtime"]
@@ -75,6 +79,8 @@ class Runtime:
     deletions: Deletions | None = None
     """Delete requests and their query-time filters (with ``retention_enabled``)."""
     compactor: Compactor | None = None
+    members: Members | None = None
+    """This process's registration in a shared catalog (None on a single node)."""
     sql: SqlService | None = None
     _startup: threading.Thread | None = None
 
@@ -92,6 +98,9 @@ class Runtime:
                 wal_segment_max_bytes=ingester.wal_segment_max_bytes,
                 row_group_rows=ingester.row_group_rows,
                 disk_full_threshold=ingester.wal.disk_full_threshold,
+                object_store=lake_object_store(config),
+                catalog_dsn=config.catalog.postgres.dsn,
+                writer=ingester.lifecycler.id or socket.gethostname(),
             )
         )
         shipper = config.storage_config.tsdb_shipper
@@ -143,6 +152,8 @@ class Runtime:
             scheduler=scheduler,
             frontend=QueryFrontend(config, engine, scheduler, query_limits),
         )
+        if store.catalog.shared:
+            rt._join_members()
         rt.sql = build_sql_service(config, rt.engine, rt.metrics.registry)
         if config.target in RULER_TARGETS:
             rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry, rt.limits_for)
@@ -152,6 +163,20 @@ class Runtime:
         rt.metrics.registry.register(SchedulerCollector(scheduler))
         rt.metrics.shutdown_marker.set_function(lambda: float(rt.ingester.prepared))
         return rt
+
+    def _join_members(self) -> None:
+        """Register in the shared catalog; a querier reads the other writers' heads."""
+        config = self.config
+        host = config.ingester.lifecycler.address or config.server.http_listen_address
+        if host in ("", "0.0.0.0", "::"):
+            host = socket.gethostname()
+        address = f"http://{host}:{config.server.http_listen_port}"
+        self.members = Members(
+            self.store.catalog, self.store.settings.writer, config.target, address
+        )
+        if runs(config.target, "querier"):
+            writers = frozenset(t for t in TARGETS if runs_any(t, "distributor", "ingester"))
+            self.store.remote = RemoteHeads(self.members, writers)
 
     def limits_for(self, tenant: str) -> LimitsConfig:
         """The tenant's limits: its runtime override, else ``limits_config``."""
@@ -183,6 +208,11 @@ class Runtime:
         self.services.add(
             Service("store", store.open_catalog, store.close_catalog, degraded=store.degraded_lake)
         )
+        if self.members is not None:
+            members = self.members
+            self.services.add(
+                Service("members", members.start, members.stop, depends_on=("store",))
+            )
         self.services.add(
             Service(
                 "wal",
@@ -192,23 +222,31 @@ class Runtime:
                 degraded=store.degraded_wal,
             )
         )
-        self.services.add(self.ingester.service)
+        target = self.config.target
+        if runs(target, "distributor"):
+            self.services.add(Service("distributor", depends_on=("wal",)))
+        if self.writes:
+            self.services.add(self.ingester.service)
         self.services.add(
             Service(
-                "querier",
+                self.engine_service,
                 starting=self.scheduler.start,
                 stopping=self._stop_querier,
                 depends_on=("store",),
             )
         )
-        self.services.add(
-            Service(
-                "index-gateway",
-                self.syncer.start_periodic,
-                self.syncer.stop,
-                depends_on=("store",),
+        for member in ("query-frontend", "query-scheduler"):
+            if runs(target, member):
+                self.services.add(Service(member, depends_on=(self.engine_service,)))
+        if runs(target, "index-gateway"):
+            self.services.add(
+                Service(
+                    "index-gateway",
+                    self.syncer.start_periodic,
+                    self.syncer.stop,
+                    depends_on=("store",),
+                )
             )
-        )
         if self.compactor is not None:
             compactor = self.compactor
             self.services.add(
@@ -216,12 +254,24 @@ class Runtime:
                     "compactor",
                     compactor.start,
                     compactor.stop,
-                    depends_on=("wal", "querier"),
+                    depends_on=("wal", self.engine_service),
                 )
             )
         if self.ruler is not None:
-            needs = ("wal", "querier")
+            needs = ("wal", self.engine_service)
             self.services.add(Service("ruler", self.ruler.start, self.ruler.stop, depends_on=needs))
+
+    @property
+    def writes(self) -> bool:
+        """Whether this instance takes writes: it runs the ingester (the distributor writes
+        to its own instance's ingester, pushes are not forwarded)."""
+        return runs_any(self.config.target, "distributor", "ingester")
+
+    @property
+    def engine_service(self) -> str:
+        """The service of the query engine: ``querier`` where the target runs one; the
+        compactor and the ruler of other targets run queries on it too."""
+        return "querier" if runs(self.config.target, "querier") else "query-engine"
 
     def _stop_querier(self) -> None:
         self.scheduler.stop()
@@ -243,9 +293,9 @@ class Runtime:
     def require_ready(self) -> None:
         """Raise 503 until the WAL is replayed (or when a service it needs has failed)."""
         state = self.ingester.service.state
-        if state in (State.NEW, State.STARTING, State.FAILED):
+        if self.writes and state in (State.NEW, State.STARTING, State.FAILED):
             raise ServiceUnavailableError(f"Ingester not ready: ingester not ready: {state}")
-        if self.services["querier"].state is not State.RUNNING:
+        if self.services[self.engine_service].state is not State.RUNNING:
             raise ServiceUnavailableError("Querier not ready: querier is not running")
 
     def stop(self) -> None:

@@ -63,6 +63,9 @@ TARGET_LABELS = _param("targetLabels", "Comma-separated labels to aggregate into
 AGGREGATE_BY = _param("aggregateBy", "series or labels.", type="string", enum=["series", "labels"])
 LINE_LIMIT = _param("line_limit", "Lines scanned.", type="integer")
 FLUSH_TENANT = _param("tenant", "Tenant to flush.", type="string")
+HEAD_START = _param("start", "Start, integer Unix nanoseconds.", type="integer", required=True)
+HEAD_END = _param("end", "End (excluded), integer Unix nanoseconds.", type="integer", required=True)
+_ARROW: Final = {"application/vnd.apache.arrow.stream": {"schema": {"type": "string"}}}
 DELETE_QUERY = _param(
     "query", "Log selector with optional line filters.", type="string", format="logql"
 )
@@ -391,6 +394,13 @@ OPERATIONS: Final = (
     Operation("/ingester/shutdown", "GET POST", "Shut the ingester down.", ok="204"),
     Operation("/ingester/flush_shutdown", "POST", "Deprecated flush and shutdown.", ok="204"),
     Operation("/sync-indexes", "GET PUT", "Index sync status or trigger.", ok_type=_JSON),
+    Operation(
+        "/svc/internal/head",
+        "GET",
+        "A writer's unflushed entries of the tenant, for the readers of a shared catalog.",
+        (HEAD_START, HEAD_END),
+        ok_type=_ARROW,
+    ),
     Operation("/ring", "GET", "Ingester ring page.", ok_type=_TEXT),
     Operation("/distributor/ring", "GET", "Distributor ring page.", ok_type=_TEXT),
     Operation("/compactor/ring", "GET", "Compactor ring page.", ok_type=_TEXT),

@@ -30,6 +30,8 @@ from svc.ops.config_view import config_yaml
 from svc.ops.metrics import CONTENT_TYPE
 from svc.ops.services import State
 from svc.runtime import Runtime
+from svc.storage.remote_heads import HEAD_PATH
+from svc.targets import runs
 
 __all__ = ["error_text", "ops_routes"]
 
@@ -211,6 +213,25 @@ async def flush_shutdown(request: Request[Any, Any, Any]) -> Response[bytes]:
     return _no_content()
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
+@get(HEAD_PATH)
+async def unflushed_head(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """This writer's unflushed rows of one tenant in ``[start, end)`` (nanoseconds), for the
+    readers of a shared catalog (``svc.storage.remote_heads``)."""
+    rt = runtime(request)
+    tenant = rt.resolver.single(org_header(request))
+    try:
+        start, end = int(request.query_params["start"]), int(request.query_params["end"])
+    except (KeyError, ValueError):
+        start = end = _INT64_MAX + 1
+    if not -_INT64_MAX - 1 <= min(start, end) <= max(start, end) <= _INT64_MAX:
+        raise BadRequestError("start and end must be integer Unix nanoseconds")
+    body = await asyncio.to_thread(rt.store.head_snapshot, tenant, start, end)
+    return Response(body, media_type="application/vnd.apache.arrow.stream")
+
+
 # index gateway ---------------------------------------------------------------------------
 
 
@@ -237,19 +258,19 @@ _STATUS_ROUTES = [
     tenant_limits,
     *RING_ROUTES,
 ]
-_GROUPS: list[tuple[frozenset[str], list[HTTPRouteHandler]]] = [
+_GROUPS: list[tuple[str, list[HTTPRouteHandler]]] = [
     (
-        frozenset({"ingester", "write", "all"}),
-        [flush, flush_tenant, prepare_shutdown, shutdown, flush_shutdown],
+        "ingester",
+        [flush, flush_tenant, prepare_shutdown, shutdown, flush_shutdown, unflushed_head],
     ),
-    (frozenset({"index-gateway", "backend", "all"}), [sync_indexes]),
+    ("index-gateway", [sync_indexes]),
 ]
 
 
 def ops_routes(target: str) -> list[HTTPRouteHandler]:
     """The operational routes an instance running ``target`` exposes (SPEC 4.1)."""
     routes = list(_STATUS_ROUTES)
-    for targets, handlers in _GROUPS:
-        if target in targets:
+    for component, handlers in _GROUPS:
+        if runs(target, component):
             routes += handlers
     return routes

@@ -19,6 +19,7 @@ from litestar import Request, Response, get
 from svc.api.common import runtime
 from svc.ops.services import State
 from svc.runtime import Runtime
+from svc.targets import runs
 
 __all__ = ["RING_ROUTES"]
 
@@ -32,9 +33,9 @@ _RING_STATE = {
 # ring page path -> (title, service whose state the member's state follows)
 _RINGS = {
     "/ring": ("Ingester", "ingester"),
-    "/distributor/ring": ("Distributor", "store"),
+    "/distributor/ring": ("Distributor", "distributor"),
     "/indexgateway/ring": ("Index gateway", "index-gateway"),
-    "/ruler/ring": ("Ruler", "querier"),
+    "/ruler/ring": ("Ruler", "ruler"),
     "/compactor/ring": ("Compactor", "compactor"),
 }
 _STARTED = time.time()
@@ -78,6 +79,8 @@ def _format_time(epoch: float) -> str:
 
 
 def _members(rt: Runtime, service_name: str) -> list[Member]:
+    if rt.members is not None:
+        return _shared_members(rt, service_name)
     if rt.shutdown_requested.is_set() and service_name != "ingester":
         return []
     service = next((s for s in rt.services if s.name == service_name), None)
@@ -99,6 +102,26 @@ def _members(rt: Runtime, service_name: str) -> list[Member]:
             heartbeat=time.time(),
             tokens=tokens,
         )
+    ]
+
+
+def _shared_members(rt: Runtime, component: str) -> list[Member]:
+    """The live instances of a shared catalog that run ``component``."""
+    assert rt.members is not None
+    tokens = rt.config.ingester.lifecycler.num_tokens if component == "ingester" else 1
+    return [
+        Member(
+            instance_id=m.name,
+            zone="",
+            state="ACTIVE",
+            healthy=True,
+            address=m.address.removeprefix("http://"),
+            registered_at=m.registered_ns / 1e9,
+            heartbeat=m.heartbeat_ns / 1e9,
+            tokens=tokens,
+        )
+        for m in rt.members.live()
+        if runs(m.target, component)
     ]
 
 

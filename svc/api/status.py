@@ -24,7 +24,7 @@ async def ready(request: Request[Any, Any, Any]) -> Response[bytes]:
     if not rt.services.healthy():
         lines = "".join(f"{state}: {count}\n" for state, count in rt.services.by_state())
         return _http_error("Some services are not Running:\n" + lines, 503)
-    reason = rt.ingester.not_ready_reason()
+    reason = rt.ingester.not_ready_reason() if rt.writes else None
     if reason is not None:
         return _http_error(f"Ingester not ready: {reason}", 503)
     return _http_error("ready", 200)

@@ -97,7 +97,7 @@ def backfill_command(argv: Sequence[str]) -> int:
     """Run ``svc backfill``; returns the exit code (0 even when bad lines were skipped
     and reported; 1: nothing done or ``-strict`` stopped; 2: usage)."""
     from svc.__main__ import load_config
-    from svc.config import ConfigError
+    from svc.config import LOCAL_STORAGE_ONLY, ConfigError, shared_storage
     from svc.distributor import push_limits
     from svc.logging_setup import configure_logging
 
@@ -118,6 +118,9 @@ def backfill_command(argv: Sequence[str]) -> int:
         ).config
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if shared_storage(config):
+        print(f"error: {LOCAL_STORAGE_ONLY}", file=sys.stderr)
         return 1
     configure_logging(config.server.log_level)
     tenant = flags.get("tenant") or config.no_auth_tenant

@@ -42,6 +42,7 @@ from svc.storage.lake import (
     write_day_file,
 )
 from svc.storage.lake_check import lake_files
+from svc.storage.objects import LocalLake
 
 __all__ = ["STAGING_DIRECTORY", "Stager", "StagingRun", "remove_leftovers"]
 
@@ -131,7 +132,7 @@ class Stager:
         for day in sorted(self._days):
             rows = pa.concat_tables(self._days.pop(day))
             entry, summaries = write_day_file(
-                self.run.directory,
+                LocalLake(self.run.directory),
                 self.tenant,
                 rows,
                 self._labels_of,

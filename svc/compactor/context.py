@@ -38,7 +38,7 @@ class CompactorContext:
     def matching_streams(self, tenant: str, matchers: tuple[ast.Matcher, ...]) -> set[int]:
         """Ids of the tenant's streams a selector matches (the queries' semantics)."""
         streams = self.store.index.table(tenant)
-        view = StoreView(self.store.lake_root, [], [], streams)
+        view = StoreView(self.store.lake, [], [], streams)
         found = self.engine.execute(compile_stream_matchers(matchers), view, ScanStats())
         return set(found["stream_id"].to_pylist())
 

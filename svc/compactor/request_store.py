@@ -10,14 +10,13 @@ rows leave the files and their filter ends together.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections import defaultdict
 from dataclasses import dataclass
 
 from svc.compactor.requests import NewDeleteRequest, Shard, request_id, request_status
 from svc.ops.cache_gen import CacheGenerations, raise_generation
-from svc.storage.catalog import Catalog
+from svc.storage.catalog import Catalog, CatalogDb
 
 __all__ = ["DeleteRequest", "DeleteRequestStore", "PendingShard"]
 
@@ -145,7 +144,7 @@ class DeleteRequestStore:
         return dict(found)
 
     @staticmethod
-    def mark_processed(db: sqlite3.Connection, shards: list[PendingShard]) -> None:
+    def mark_processed(db: CatalogDb, shards: list[PendingShard]) -> None:
         """Set the shards processed, inside the caller's transaction (a file swap)."""
         now = time.time_ns() // 1_000_000
         db.executemany(

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
-import pyarrow.parquet as pq
 
 from svc.compactor.writer import JobIdentity, WriterSettings, bucket_ns, write_compacted
 from svc.query.engine import QueryEngine
@@ -29,6 +28,7 @@ from svc.query.udfs import register_udfs
 from svc.storage import faults
 from svc.storage.catalog import FileEntry
 from svc.storage.lake import FILE_METADATA_KEY, decode_file_metadata
+from svc.storage.lake_urls import read_metadata
 from svc.storage.store import DeleteFilter, Store, StoreView
 
 __all__ = ["JobResult", "RewriteJob", "Rewriter"]
@@ -91,6 +91,7 @@ class Rewriter:
             }
         )
         register_udfs(self._db)  # delete requests with parsers call the engine's functions
+        store.lake.register(self._db)
 
     def close(self) -> None:
         """Release the connection."""
@@ -141,7 +142,7 @@ class Rewriter:
             reader = cursor.execute(sql).to_arrow_reader(_BATCH_ROWS)
             assert reader is not None  # a SELECT always has a result set
             written = write_compacted(
-                self.store.lake_root,
+                self.store.lake,
                 iter(reader),
                 bucket,
                 lambda stream_id: self._labels(job.tenant, stream_id),
@@ -164,7 +165,7 @@ class Rewriter:
             )
         except BaseException:
             for entry in outputs:
-                (self.store.lake_root / entry.path).unlink(missing_ok=True)
+                self.store.lake.remove(entry.path)
             raise
         result.outputs = outputs
         result.rows_out = sum(f.rows for f in outputs)
@@ -192,7 +193,7 @@ class Rewriter:
     ) -> StoreView:
         store = self.store
         return StoreView(
-            lake_root=store.lake_root,
+            lake=store.lake,
             files=files,
             head_tables=[],
             streams=store.index.table(tenant),
@@ -210,9 +211,8 @@ class Rewriter:
         backfills: set[str] = set()
         firsts, lasts, generations = [], [], [0]
         for entry in job.inputs:
-            raw = (pq.read_metadata(self.store.lake_root / entry.path).metadata or {}).get(
-                FILE_METADATA_KEY
-            )
+            footer = read_metadata(self.store.lake.url(entry.path))
+            raw = (footer.metadata or {}).get(FILE_METADATA_KEY)
             if raw is None:  # written before files carried metadata
                 flushes.add(f"file:{entry.path}")
                 continue

@@ -36,6 +36,9 @@ __all__ = ["Compactor", "build_compactor", "work_directory"]
 log = logging.getLogger(__name__)
 
 _TICK_SECONDS = 1.0
+COMPACTOR_LOCK = 4242002
+"""The catalog lock a compactor holds while it runs passes: of several instances that run
+the compactor over one shared catalog, one works and the others wait."""
 
 
 def work_directory(path_prefix: str, configured: str) -> Path:
@@ -54,6 +57,7 @@ class Compactor:
         self.compaction_interval = cfg.compaction_interval
         self.retention_interval = retention_interval_seconds(cfg)
         self.passes_total = 0
+        self._waiting_logged = False
 
     def start(self) -> None:
         """Start the thread (the first passes run one compaction interval later)."""
@@ -69,9 +73,12 @@ class Compactor:
         self.ctx.rewriter.close()
 
     def run_once(self, *, retention: bool = True) -> None:
-        """One round of every pass (deletes and retention only when retention is on)."""
+        """One round of every pass (deletes and retention only when retention is on); none
+        while another instance's compactor holds the catalog's compactor lock."""
         with self._lock:
             ctx = self.ctx
+            if not self._hold_lock():
+                return
             if retention and ctx.config.compactor.retention_enabled:
                 self._guarded("deletion", process_deletes)
                 self._guarded("retention", apply_retention)
@@ -79,6 +86,19 @@ class Compactor:
             ctx.store.remove_retired()
             self.passes_total += 1
             ctx.metrics.last_run.set(time.time())
+
+    def _hold_lock(self) -> bool:
+        try:
+            held = self.ctx.store.catalog.hold_lock(COMPACTOR_LOCK)
+        except Exception as exc:
+            log.warning("could not take the compactor lock: %s", exc)
+            return False
+        if not held and not self._waiting_logged:
+            log.info("another instance's compactor holds the compactor lock: waiting")
+        elif held and self._waiting_logged:
+            log.info("took the compactor lock")
+        self._waiting_logged = not held
+        return held
 
     def _guarded(self, name: str, run: Callable[[CompactorContext], None]) -> None:
         if self.ctx.stopping.is_set():

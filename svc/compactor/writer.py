@@ -33,8 +33,8 @@ from svc.storage.lake import (
     FileMetadata,
     day_directory,
     encode_file_metadata,
-    publish_file,
 )
+from svc.storage.objects import LakeStorage
 
 __all__ = ["JobIdentity", "WriterSettings", "bucket_ns", "write_compacted"]
 
@@ -98,7 +98,7 @@ class _File:
 
 
 def write_compacted(
-    root: Path,
+    lake: LakeStorage,
     batches: Iterator[pa.RecordBatch],
     bucket: int,
     labels_of: LabelsOf,
@@ -109,7 +109,7 @@ def write_compacted(
     """Write rows (``ts, stream_id, line, metadata``, sorted by ``ts // bucket``, stream,
     time) as new published files of one tenant-day; returns their entries and summaries.
     On failure or cancellation nothing stays behind."""
-    writer = _Writer(root, bucket, labels_of, identity, settings)
+    writer = _Writer(lake, bucket, labels_of, identity, settings)
     try:
         for batch in batches:
             if cancelled():
@@ -126,13 +126,13 @@ class _Writer:
 
     def __init__(
         self,
-        root: Path,
+        lake: LakeStorage,
         bucket: int,
         labels_of: LabelsOf,
         identity: JobIdentity,
         settings: WriterSettings,
     ) -> None:
-        self.root = root
+        self.lake = lake
         self.bucket = bucket
         self.labels_of = labels_of
         self.identity = identity
@@ -195,7 +195,7 @@ class _Writer:
         relative = day_directory(self.identity.tenant, self.identity.day) / (
             f"{COMPACTED_PREFIX}{uuid.uuid4().hex}.parquet"
         )
-        final = self.root / relative
+        final = self.lake.staging / relative
         final.parent.mkdir(parents=True, exist_ok=True)
         temporary = final.with_name(final.name + ".tmp")
         writer = pq.ParquetWriter(
@@ -219,8 +219,7 @@ class _Writer:
         current.writer.close()
         self.current = None
         self.done.append(current)
-        final = self.root / current.relative
-        publish_file(current.temporary, final)
+        file_bytes = self.lake.publish(current.temporary, str(current.relative))
         entry = FileEntry(
             path=str(current.relative),
             tenant=self.identity.tenant,
@@ -229,7 +228,7 @@ class _Writer:
             max_ts=metadata.max_ts,
             rows=metadata.rows,
             line_bytes=metadata.line_bytes,
-            file_bytes=final.stat().st_size,
+            file_bytes=file_bytes,
             streams=len(metadata.streams),
         )
         summaries = [
@@ -277,9 +276,10 @@ class _Writer:
             self.done.append(self.current)
             self.current = None
         for written in self.done:
-            for path in (written.temporary, self.root / written.relative):
-                with contextlib.suppress(OSError):
-                    path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                written.temporary.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                self.lake.remove(str(written.relative))
 
 
 def _runs(values: pa.Array | pa.ChunkedArray) -> Iterator[tuple[int, int, int]]:

@@ -17,7 +17,7 @@ from svc.config_keys import RefNode, reference_tree
 __all__ = ["mask_secrets"]
 
 _SECRET_NAME: Final = re.compile(
-    r"(^|_)(password|secret|token|credentials)(_|$)|(^|_)key$", re.IGNORECASE
+    r"(^|_)(password|secret|token|credentials|dsn)(_|$)|(^|_)key$", re.IGNORECASE
 )
 _MASK: Final = "********"
 

@@ -7,10 +7,9 @@ cancelled, entries physically removed) raises it in the same transaction.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
-from svc.storage.catalog import Catalog
+from svc.storage.catalog import Catalog, CatalogDb
 
 __all__ = ["CacheGenerations", "raise_generation"]
 
@@ -19,7 +18,7 @@ CREATE TABLE IF NOT EXISTS cache_generations (tenant TEXT PRIMARY KEY, generatio
 """
 
 
-def raise_generation(db: sqlite3.Connection, tenant: str) -> str:
+def raise_generation(db: CatalogDb, tenant: str) -> str:
     """Set the tenant's number to the current nanosecond time (always upwards), inside
     the caller's transaction; returns it."""
     row = db.execute(

@@ -25,7 +25,7 @@ __all__ = ["correct_usage", "drop_deleted_streams"]
 
 def _touched(engine: QueryEngine, tenant: str, view: StoreView, candidates: set[int]) -> set[int]:
     """Candidate streams that a delete filter of ``view`` matches."""
-    empty = StoreView(view.lake_root, [], [], view.streams)
+    empty = StoreView(view.lake, [], [], view.streams)
     touched: set[int] = set()
     for matchers in {f.query.selector.matchers for f in view.deletes}:
         found = engine.execute(compile_stream_matchers(matchers), empty, ScanStats())

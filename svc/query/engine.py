@@ -154,6 +154,7 @@ class QueryEngine:
         # default executor that /metrics, /flush and the WAL's helpers use.
         self._pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="query")
         register_udfs(self._db)
+        store.lake.register(self._db)
         self._names = itertools.count()
         self._lock = threading.Lock()
 
@@ -395,7 +396,7 @@ class QueryEngine:
                 )
             parts.append(visible)
         if not parts:
-            parts = self._sources(StoreView(self.store.lake_root, [], [], view.streams), 0, cursor)
+            parts = self._sources(StoreView(self.store.lake, [], [], view.streams), 0, cursor)
         return " UNION ALL ".join(parts), self._register(cursor, view.streams), filtered
 
     def _sources(self, view: StoreView, mask: int, cursor: Registrar) -> list[str]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from svc.query.tenants import MultiView
+from svc.storage.lake_urls import parquet_file
 from svc.storage.store import StoreView
 
 __all__ = ["NO_METADATA", "file_has_metadata", "table_has_metadata", "view_has_metadata"]
@@ -29,7 +29,7 @@ def file_has_metadata(path: str) -> bool:
     """Whether any row of the Parquet file at ``path`` has structured metadata (True when
     its footer cannot tell)."""
     try:
-        footer = pq.ParquetFile(path).metadata
+        footer = parquet_file(path).metadata
     except (OSError, pa.ArrowInvalid):
         return True
     for group in range(footer.num_row_groups):

@@ -29,6 +29,7 @@ from svc.query.deleted_streams import correct_usage
 from svc.query.engine import QueryEngine
 from svc.query.series import matching_streams
 from svc.storage.catalog import FileEntry, FileStreamRow
+from svc.storage.lake_urls import resolve
 from svc.storage.store import Store, StoreView
 from svc.storage.streams import StreamInfo
 
@@ -180,8 +181,10 @@ def _scan_file(
     window: _Window,
 ) -> None:
     """Count a file's entries per stream and bucket from its ts and stream_id columns."""
+    where, filesystem = resolve(view.lake.url(entry.path))
     table = pq.read_table(
-        view.lake_root / entry.path,
+        where,
+        filesystem=filesystem,
         columns=["ts", "stream_id"],
         filters=[
             ("stream_id", "in", list(bytes_per_row)),

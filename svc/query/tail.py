@@ -124,7 +124,7 @@ class TailSubscription:
         if table is streams and ids is not None:
             return ids
         select = compile_stream_matchers(self.query.selector.matchers)
-        view = StoreView(lake.lake_root, [], [], streams)
+        view = StoreView(lake.lake, [], [], streams)
         found = engine.execute(select, view, ScanStats())["stream_id"].combine_chunks()
         self._matching = (streams, found)
         return found
@@ -209,7 +209,7 @@ class TailHub:
         tenant = subscription.tenant
         store = self.engine.store
         streams = store.index.table(tenant)
-        empty = StoreView(store.lake_root, [], [], streams)
+        empty = StoreView(store.lake, [], [], streams)
         ids = subscription.matching_ids(self.engine, streams, empty)
         rows = pa.Table.from_batches([batch])
         rows = rows.filter(pc.is_in(rows["stream_id"], value_set=ids))
@@ -223,7 +223,7 @@ class TailHub:
             direction=Direction.FORWARD,
         )
         deletes = store.deletes(tenant, pc.min(rows["ts"]).as_py(), pc.max(rows["ts"]).as_py() + 1)
-        view = StoreView(store.lake_root, [], [rows], streams, deletes)
+        view = StoreView(store.lake, [], [rows], streams, deletes)
         result = self.engine.execute(plan.select, view, ScanStats())
         grouped = group_streams(result, stream_labels_lookup(self.engine, tenant), backward=False)
         entries = [

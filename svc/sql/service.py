@@ -270,6 +270,11 @@ class SqlService:
 
     def open(self, request: SqlRequest) -> SqlResult:
         """Start the query; raise its ServiceError (400, 504...) when it cannot run."""
+        if not self.engine.store.lake.local:
+            raise BadRequestError(
+                "ad hoc SQL reads a local lake only: this deployment keeps the lake in "
+                "object storage"
+            )
         statement = check_statement(request.text)
         failures = _Failures(Redactor(self._secrets), self.limits)
         if request.deadline - time.monotonic() <= 0:

@@ -1,8 +1,10 @@
 """The catalog: which Parquet files hold a tenant's data, and which streams exist.
 
-SQLite in WAL mode. The catalog is the truth: a file it does not list is garbage, and a
-flush becomes visible only in the transaction that lists its files, records its streams
-and advances the flushed-WAL watermark.
+SQLite in WAL mode (one node), or PostgreSQL shared by several writers and readers
+(``catalog.postgres.dsn``), with the same schema and transactions. The catalog is the
+truth: a file it does not list is garbage, and a flush becomes visible only in the
+transaction that lists its files, records its streams and advances the writer's own
+flushed-WAL watermark (each writer has its own WAL, so its own watermark).
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from typing import Any
 
 from svc.errors import ServiceError
 from svc.storage import faults
+from svc.storage.catalog_db import CatalogDb, PostgresDb, SqliteDb
 
 __all__ = [
     "CATALOG_FILENAME",
     "BackfillInput",
     "Catalog",
+    "CatalogDb",
     "CatalogUnreadableError",
     "FileEntry",
     "FileStreamRow",
@@ -53,6 +57,13 @@ CREATE TABLE IF NOT EXISTS backfill_inputs (
     files INTEGER NOT NULL, committed_ns INTEGER NOT NULL
 );
 """
+
+_SCHEMA_LOCK = 4242001
+"""PostgreSQL advisory lock key taken while schemas are created (concurrent ``CREATE ...
+IF NOT EXISTS`` of one table collide)."""
+_VERSION = "catalog_version"
+"""A shared catalog's commit counter: a reader's cheap test for changes by others."""
+_WATERMARK = "flushed_wal_seq"
 
 
 class CatalogUnreadableError(ServiceError):
@@ -117,64 +128,139 @@ class FileStreamRow:
 
 
 class Catalog:
-    """Files and streams of every tenant, persisted in one SQLite database."""
+    """Files and streams of every tenant, persisted in one SQLite or PostgreSQL database."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
-        self._data_version = 0
+        try:
+            db = SqliteDb(path)
+        except sqlite3.DatabaseError as exc:
+            raise _unreadable(path, exc) from exc
+        self._setup(db, "")
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
+            self._db.script(_SCHEMA)
             self._db.execute("PRAGMA quick_check").fetchall()
             self._data_version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise CatalogUnreadableError(
-                f"catalog {path} is unreadable ({exc}): stop svc and run `svc catalog "
-                "rebuild` to list the lake's files in a new catalog (the old one is kept)"
-            ) from exc
+            raise _unreadable(path, exc) from exc
+
+    @classmethod
+    def postgres(cls, dsn: str, writer: str) -> Catalog:
+        """The shared catalog at ``dsn``; ``writer`` names this process's WAL watermark."""
+        catalog = cls.__new__(cls)
+        catalog._setup(PostgresDb(dsn), writer)
+        with catalog._lock:
+            catalog._db.begin()
+            try:
+                catalog._db.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+                catalog._db.script(_SCHEMA)
+                catalog._db.execute(
+                    "INSERT INTO state VALUES (?, 0) ON CONFLICT (name) DO NOTHING", (_VERSION,)
+                )
+                catalog._db.commit()
+            except BaseException:
+                catalog._db.rollback()
+                catalog._db.close()
+                raise
+        catalog._data_version = catalog._version()
+        return catalog
+
+    def _setup(self, db: CatalogDb, writer: str) -> None:
+        self._db = db
+        self._held: set[int] = set()
+        self._lock = threading.Lock()
+        self._data_version = 0
+        self._watermark = f"{_WATERMARK}:{writer}" if writer else _WATERMARK
+
+    @property
+    def shared(self) -> bool:
+        """Whether other processes write to this catalog too."""
+        return self._db.shared
+
+    def hold_lock(self, key: int) -> bool:
+        """Take (or keep) a lock that one process of a shared catalog holds at a time,
+        until it exits or closes the catalog (PostgreSQL releases a dead session's locks);
+        False while another process holds it. A SQLite catalog has one process: True."""
+        if not self._db.shared:
+            return True
+        with self._lock:
+            if key in self._held:
+                return True
+            row = self._db.execute("SELECT pg_try_advisory_lock(?)", (key,)).fetchone()
+            if row is not None and bool(row[0]):
+                self._held.add(key)
+                return True
+        return False
+
+    def _version(self) -> int:
+        row = self._db.execute("SELECT value FROM state WHERE name=?", (_VERSION,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def watermarks(self) -> dict[str, int]:
+        """Every writer's flushed-WAL watermark in a shared catalog, by writer name."""
+        prefix = f"{_WATERMARK}:"
+        rows = self.read("SELECT name, value FROM state WHERE name LIKE ?", (prefix + "%",))
+        return {str(name)[len(prefix) :]: int(value) for name, value in rows}
 
     def flushed_wal_seq(self) -> int:
         """The newest WAL segment whose records are all in listed files."""
         with self._lock:
             row = self._db.execute(
-                "SELECT value FROM state WHERE name='flushed_wal_seq'"
+                "SELECT value FROM state WHERE name=?", (self._watermark,)
             ).fetchone()
         return int(row[0]) if row else 0
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE``) on the catalog database, for the
-        tables of other components kept here (delete requests); rolled back on error."""
+    def transaction(self, *, faulted: bool = True, counted: bool = True) -> Iterator[CatalogDb]:
+        """One write transaction on the catalog database (also for the tables of other
+        components kept here: delete requests); rolled back on error. ``faulted``: the
+        ``catalog.commit`` fault applies to it; ``counted``: it changes what readers of a
+        shared catalog cache (files, streams), so they look again."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._db.begin()
             try:
                 yield self._db
-                faults.catalog_check()
-                self._db.execute("COMMIT")
+                if faulted:
+                    faults.catalog_check()
+                if self._db.shared and counted:
+                    self._count_commit()
+                self._db.commit()
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._db.rollback()
                 raise
+
+    def _count_commit(self) -> None:
+        """Advance the shared commit counter (inside the transaction). This process's own
+        commits do not count as changes made elsewhere."""
+        row = self._db.execute(
+            "UPDATE state SET value = value + 1 WHERE name=? RETURNING value", (_VERSION,)
+        ).fetchone()
+        if row is not None and int(row[0]) == self._data_version + 1:
+            self._data_version = int(row[0])
 
     def read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """The rows of one read-only statement."""
         with self._lock:
-            return self._db.execute(sql, params).fetchall()
+            return [tuple(row) for row in self._db.execute(sql, params).fetchall()]
 
     def ensure_schema(self, script: str) -> None:
         """Create another component's tables (``CREATE ... IF NOT EXISTS`` statements)."""
-        with self._lock:
-            self._db.executescript(script)
+        if not self._db.shared:
+            with self._lock:
+                self._db.script(script)
+            return
+        with self.transaction(faulted=False, counted=False) as db:
+            db.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+            db.script(script)
 
     def replace_files(
         self,
         removed: Iterable[str],
         added: Iterable[FileEntry],
         file_streams: Iterable[FileStreamRow] = (),
-        also: Callable[[sqlite3.Connection], None] | None = None,
+        also: Callable[[CatalogDb], None] | None = None,
     ) -> None:
         """Unlist ``removed`` and list ``added`` in one transaction (a compaction's swap),
         running ``also`` inside it; raise FilesChangedError, changing nothing, when one of
@@ -182,18 +268,12 @@ class Catalog:
         gone = [(path,) for path in removed]
         with self.transaction() as db:
             for (path,) in gone:
-                if db.execute("SELECT 1 FROM files WHERE path=?", (path,)).fetchone() is None:
+                # Deleting is the check: of two concurrent swaps of a file, one deletes it.
+                if db.execute("DELETE FROM files WHERE path=?", (path,)).rowcount != 1:
                     raise FilesChangedError(f"lake file {path} is no longer listed")
-            db.executemany("DELETE FROM files WHERE path=?", gone)
             db.executemany("DELETE FROM file_streams WHERE path=?", gone)
             db.executemany("INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)", _file_rows(added))
-            db.executemany(
-                "INSERT OR REPLACE INTO file_streams VALUES (?,?,?,?,?,?)",
-                [
-                    (r.path, r.stream_id, r.rows, r.line_bytes, r.min_ts, r.max_ts)
-                    for r in file_streams
-                ],
-            )
+            db.executemany(_UPSERT_FILE_STREAM, _file_stream_rows(file_streams))
             if also is not None:
                 also(db)
             faults.crash_point("compactor.swap")  # kill -9 with the transaction open
@@ -224,24 +304,17 @@ class Catalog:
         """List new files (with their per-stream summaries), upsert their streams and
         advance the watermark, atomically (a rebuild also restores backfill manifest
         rows)."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._insert(files, streams, file_streams)
-                self._db.executemany(
-                    "INSERT OR IGNORE INTO backfill_inputs VALUES (?,?,?,?,?,?)",
-                    [(b.key, b.tenant, b.name, b.rows, b.files, b.committed_ns) for b in backfills],
-                )
-                self._db.execute(
-                    "INSERT INTO state VALUES ('flushed_wal_seq', ?) "
-                    "ON CONFLICT (name) DO UPDATE SET value=max(value, excluded.value)",
-                    (wal_seq,),
-                )
-                faults.catalog_check()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self.transaction() as db:
+            self._insert(files, streams, file_streams)
+            db.executemany(
+                "INSERT INTO backfill_inputs VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                [(b.key, b.tenant, b.name, b.rows, b.files, b.committed_ns) for b in backfills],
+            )
+            db.execute(
+                "INSERT INTO state VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = "
+                "CASE WHEN excluded.value > state.value THEN excluded.value ELSE state.value END",
+                (self._watermark, wal_seq),
+            )
 
     def commit_backfill(
         self,
@@ -259,33 +332,23 @@ class Catalog:
         caller moves the files into the lake there, so that no other writer commits
         between the check and the files appearing.
         """
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                done = self._db.execute(
-                    "SELECT 1 FROM backfill_inputs WHERE key=?", (imported.key,)
-                ).fetchone()
-                if done is not None:
-                    self._db.execute("ROLLBACK")
-                    return False
-                self._insert(files, streams, file_streams)
-                self._db.execute(
-                    "INSERT INTO backfill_inputs VALUES (?,?,?,?,?,?)",
-                    (
-                        imported.key,
-                        imported.tenant,
-                        imported.name,
-                        imported.rows,
-                        imported.files,
-                        imported.committed_ns,
-                    ),
-                )
-                before_commit()
-                faults.catalog_check()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self.transaction() as db:
+            done = db.execute("SELECT 1 FROM backfill_inputs WHERE key=?", (imported.key,))
+            if done.fetchone() is not None:
+                return False
+            self._insert(files, streams, file_streams)
+            db.execute(
+                "INSERT INTO backfill_inputs VALUES (?,?,?,?,?,?)",
+                (
+                    imported.key,
+                    imported.tenant,
+                    imported.name,
+                    imported.rows,
+                    imported.files,
+                    imported.committed_ns,
+                ),
+            )
+            before_commit()
         return True
 
     def backfilled(self, key: str) -> BackfillInput | None:
@@ -295,9 +358,13 @@ class Catalog:
         return None if row is None else BackfillInput(*row)
 
     def changed_elsewhere(self) -> bool:
-        """Whether another process committed since the last call (a backfill)."""
+        """Whether another process committed since the last call (a backfill; in a shared
+        catalog, any other writer)."""
         with self._lock:
-            version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+            if self._db.shared:
+                version = self._version()
+            else:
+                version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
         changed = version != self._data_version
         self._data_version = version
         return changed
@@ -310,29 +377,24 @@ class Catalog:
     ) -> None:
         """List files, upsert streams and add per-stream summaries (inside a transaction)."""
         self._db.executemany("INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)", _file_rows(files))
+        # In key order: concurrent writers upserting the same streams lock them alike.
+        ordered = sorted(streams, key=lambda s: (s.tenant, s.stream_id))
         self._db.executemany(
             "INSERT INTO streams VALUES (?,?,?,?,?,?) ON CONFLICT (tenant, stream_id) DO "
-            "UPDATE SET first_ts=min(first_ts, excluded.first_ts), "
-            "last_ts=max(last_ts, excluded.last_ts)",
-            [(s.tenant, s.stream_id, s.key, s.labels, s.first_ts, s.last_ts) for s in streams],
+            "UPDATE SET first_ts = CASE WHEN excluded.first_ts < streams.first_ts "
+            "THEN excluded.first_ts ELSE streams.first_ts END, "
+            "last_ts = CASE WHEN excluded.last_ts > streams.last_ts "
+            "THEN excluded.last_ts ELSE streams.last_ts END",
+            [(s.tenant, s.stream_id, s.key, s.labels, s.first_ts, s.last_ts) for s in ordered],
         )
-        self._db.executemany(
-            "INSERT OR REPLACE INTO file_streams VALUES (?,?,?,?,?,?)",
-            [(r.path, r.stream_id, r.rows, r.line_bytes, r.min_ts, r.max_ts) for r in file_streams],
-        )
+        self._db.executemany(_UPSERT_FILE_STREAM, _file_stream_rows(file_streams))
 
     def remove_files(self, paths: Iterable[str]) -> None:
         """Unlist files and their per-stream summaries, atomically."""
         rows = [(path,) for path in paths]
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany("DELETE FROM files WHERE path=?", rows)
-                self._db.executemany("DELETE FROM file_streams WHERE path=?", rows)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self.transaction(faulted=False) as db:
+            db.executemany("DELETE FROM files WHERE path=?", rows)
+            db.executemany("DELETE FROM file_streams WHERE path=?", rows)
 
     def lists(self, path: str) -> bool:
         """Whether the file is listed."""
@@ -392,6 +454,24 @@ class Catalog:
 
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+_UPSERT_FILE_STREAM = (
+    "INSERT INTO file_streams VALUES (?,?,?,?,?,?) ON CONFLICT (path, stream_id) DO UPDATE "
+    "SET rows=excluded.rows, line_bytes=excluded.line_bytes, min_ts=excluded.min_ts, "
+    "max_ts=excluded.max_ts"
+)
+
+
+def _unreadable(path: Path, exc: Exception) -> CatalogUnreadableError:
+    return CatalogUnreadableError(
+        f"catalog {path} is unreadable ({exc}): stop svc and run `svc catalog "
+        "rebuild` to list the lake's files in a new catalog (the old one is kept)"
+    )
+
+
+def _file_stream_rows(rows: Iterable[FileStreamRow]) -> list[tuple[Any, ...]]:
+    return [(r.path, r.stream_id, r.rows, r.line_bytes, r.min_ts, r.max_ts) for r in rows]
 
 
 def _file_rows(files: Iterable[FileEntry]) -> list[tuple[Any, ...]]:

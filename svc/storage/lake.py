@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import pyarrow as pa
@@ -29,6 +30,9 @@ from svc.storage import faults
 from svc.storage.catalog import FileEntry, FileStreamRow
 from svc.storage.files import fsync_directory, release_free_memory
 from svc.tenancy import tenant_directory_name
+
+if TYPE_CHECKING:
+    from svc.storage.objects import LakeStorage
 
 __all__ = [
     "COMPACTED_PREFIX",
@@ -191,7 +195,7 @@ def stream_summaries(path: str, rows: pa.Table) -> list[FileStreamRow]:
 
 
 def write_day_file(
-    root: Path,
+    lake: LakeStorage,
     tenant: str,
     rows: pa.Table,
     labels_of: LabelsOf,
@@ -199,10 +203,11 @@ def write_day_file(
     flush: FlushInfo,
     stage: Path | None = None,
 ) -> tuple[FileEntry, list[FileStreamRow]]:
-    """Write one day of a tenant's rows, sorted by stream then time, as a new file.
+    """Write one day of a tenant's rows, sorted by stream then time, as a new lake file.
 
     Returns its catalog entry and per-stream summaries. The file is written under a
-    temporary name, fsynced and renamed; on failure the temporary file is removed.
+    temporary name in the lake's staging directory, then published (renamed into a local
+    lake, uploaded to an object store); on failure the temporary file is removed.
     With ``stage``, the file is written to the same relative path under ``stage``
     instead, for :func:`publish_staged` to move into the lake later (a backfill).
     One row group is sorted at a time: the flush never holds a sorted copy of the whole
@@ -214,7 +219,7 @@ def write_day_file(
     relative = day_directory(tenant, day) / f"{uuid.uuid4().hex}.parquet"
     summaries = stream_summaries(str(relative), rows)
     metadata = _file_metadata(tenant, day, summaries, flush)
-    final = (root if stage is None else stage) / relative
+    final = (lake.staging if stage is None else stage) / relative
     final.parent.mkdir(parents=True, exist_ok=True)
     temporary = final.with_name(final.name + ".tmp")
     try:
@@ -223,7 +228,11 @@ def write_day_file(
         with contextlib.suppress(OSError):
             temporary.unlink(missing_ok=True)
         raise
-    publish_file(temporary, final)
+    if stage is None:
+        file_bytes = lake.publish(temporary, str(relative))
+    else:
+        publish_file(temporary, final)
+        file_bytes = final.stat().st_size
     entry = FileEntry(
         path=str(relative),
         tenant=tenant,
@@ -232,7 +241,7 @@ def write_day_file(
         max_ts=metadata.max_ts,
         rows=metadata.rows,
         line_bytes=metadata.line_bytes,
-        file_bytes=final.stat().st_size,
+        file_bytes=file_bytes,
         streams=len(summaries),
     )
     return entry, summaries

@@ -18,7 +18,10 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
+
+from svc.storage.lake_urls import parquet_file, resolve
 
 __all__ = ["check_file", "lake_files", "quarantine", "read_fully", "sweep"]
 
@@ -28,8 +31,13 @@ _MAGIC = b"PAR1"
 _READ_BATCH_ROWS = 65_536
 
 
-def check_file(path: Path, expected_bytes: int | None) -> str | None:
-    """Why the file is unusable (missing, wrong size, unreadable footer), or None."""
+def check_file(path: Path | str, expected_bytes: int | None) -> str | None:
+    """Why the file at a local path or lake URL is unusable (missing, wrong size,
+    unreadable footer), or None."""
+    where, filesystem = resolve(path)
+    if filesystem is not None:
+        return _check_object(where, filesystem, expected_bytes)
+    path = Path(where)
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -51,13 +59,34 @@ def check_file(path: Path, expected_bytes: int | None) -> str | None:
     return None
 
 
-def read_fully(path: Path) -> str | None:
+def _check_object(key: str, filesystem: pafs.FileSystem, expected_bytes: int | None) -> str | None:
+    try:
+        info = filesystem.get_file_info(key)
+    except OSError as exc:
+        return f"cannot stat: {exc}"
+    if info.type == pafs.FileType.NotFound:
+        return "missing"
+    if expected_bytes is not None and info.size != expected_bytes:
+        return f"size {info.size} bytes, the catalog recorded {expected_bytes}"
+    try:
+        with filesystem.open_input_file(key) as handle:
+            head = handle.read_at(4, 0)
+            tail = handle.read_at(4, max(info.size - 4, 0))
+            if head != _MAGIC or tail != _MAGIC:
+                return "no Parquet magic bytes"
+            pq.read_metadata(handle)
+    except Exception as exc:
+        return f"unreadable footer: {exc}"
+    return None
+
+
+def read_fully(path: Path | str) -> str | None:
     """Why the file cannot be decoded, page by page, or None when every page reads."""
     reason = check_file(path, None)
     if reason is not None:
         return reason
     try:
-        for _ in pq.ParquetFile(path).iter_batches(batch_size=_READ_BATCH_ROWS):
+        for _ in parquet_file(path).iter_batches(batch_size=_READ_BATCH_ROWS):
             pass
     except Exception as exc:
         return f"unreadable data: {exc}"

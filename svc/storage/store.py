@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import errno
 import logging
-import sqlite3
+import shutil
 import threading
 import uuid
 import weakref
@@ -35,10 +35,17 @@ import pyarrow.compute as pc
 
 from logql_to_sql import LogQuery
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
-from svc.errors import ServiceError
+from svc.errors import ServiceError, ServiceUnavailableError
 from svc.model import PushStream
 from svc.storage import faults
-from svc.storage.catalog import CATALOG_FILENAME, Catalog, FileEntry, FileStreamRow, StreamRow
+from svc.storage.catalog import (
+    CATALOG_FILENAME,
+    Catalog,
+    CatalogDb,
+    FileEntry,
+    FileStreamRow,
+    StreamRow,
+)
 from svc.storage.disk_guard import DiskGuard
 from svc.storage.files import (
     DataDirectoryLock,
@@ -48,9 +55,11 @@ from svc.storage.files import (
 )
 from svc.storage.head import Head
 from svc.storage.lake import FlushInfo, day_numbers, day_rows, write_day_file
-from svc.storage.lake_check import check_file, lake_files, quarantine, read_fully, sweep
+from svc.storage.lake_check import check_file, lake_files, read_fully, sweep
 from svc.storage.leases import FileLeases, Lease
+from svc.storage.objects import LakeStorage, LocalLake, S3Lake, S3Settings
 from svc.storage.rebuild import rebuild_catalog
+from svc.storage.remote_heads import RemoteHead, RemoteHeads, encode_head
 from svc.storage.streams import StreamIndex, stream_id_of
 from svc.storage.wal import WriteAheadLog
 
@@ -68,6 +77,10 @@ log = logging.getLogger(__name__)
 # Pushes read, decoded and written at once. Decoding holds the GIL: more of them at a time
 # only holds more bodies and decoded rows in memory (two still share a WAL sync).
 PUSHES_IN_FLIGHT = 2
+_REMOTE_ATTEMPTS = 3
+SHARED_REMOVE_DELAY_SECONDS = 600.0
+"""How long files replaced in a shared catalog stay in the lake: other processes' queries
+may still read them, and hold no lease here."""
 
 
 class IngesterShuttingDownError(ServiceError):
@@ -107,6 +120,13 @@ class StoreSettings:
     row_group_rows: int
     disk_full_threshold: float = 0.0
     """Refuse pushes at this used share of the data filesystem (0: never)."""
+    object_store: S3Settings | None = None
+    """Keep the lake in this bucket instead of under ``root``."""
+    catalog_dsn: str = ""
+    """Keep the catalog in this PostgreSQL database, shared with other processes, instead
+    of SQLite under ``root``."""
+    writer: str = ""
+    """This process's name in a shared catalog (whose WAL watermark it advances)."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +144,7 @@ class StoreView:
     """What a query of one tenant reads: listed files plus in-memory tables, minus the
     entries of its delete requests."""
 
-    lake_root: Path
+    lake: LakeStorage
     files: list[FileEntry]
     head_tables: list[pa.Table]
     streams: pa.Table
@@ -137,8 +157,8 @@ class StoreView:
 
     @property
     def paths(self) -> list[str]:
-        """Absolute paths of the files."""
-        return [str(self.lake_root / f.path) for f in self.files]
+        """URLs of the files (absolute paths in a local lake)."""
+        return [self.lake.url(f.path) for f in self.files]
 
 
 @dataclass
@@ -164,10 +184,19 @@ class Store:
         self.settings = settings
         self.lake_root = settings.root / "lake"
         self.quarantine_root = settings.root / "quarantine"
+        self.lake: LakeStorage = (
+            LocalLake(self.lake_root)
+            if settings.object_store is None
+            else S3Lake(settings.object_store, settings.root / "lake-staging")
+        )
         # Taken first: nothing below may touch a data directory another process owns.
         self._directory_lock = DataDirectoryLock(settings.root)
         self._directory_lock.acquire()
-        self.catalog = Catalog(settings.root / CATALOG_FILENAME)
+        self.catalog = (
+            Catalog.postgres(settings.catalog_dsn, settings.writer)
+            if settings.catalog_dsn
+            else Catalog(settings.root / CATALOG_FILENAME)
+        )
         self.wal = WriteAheadLog(
             settings.root / "wal", segment_max_bytes=settings.wal_segment_max_bytes
         )
@@ -199,6 +228,8 @@ class Store:
         self.on_push: Callable[[str, int, int], None] | None = None
         # Called once per accepted push with (tenant, rows) once they are visible (tail).
         self.on_rows: list[Callable[[str, pa.RecordBatch], None]] = []
+        # The other writers' unflushed heads (readers of a shared catalog).
+        self.remote: RemoteHeads | None = None
 
     # lifecycle -----------------------------------------------------------------------
 
@@ -236,6 +267,13 @@ class Store:
             self._check_lake()
 
     def _check_lake(self) -> None:
+        if not self.lake.local or self.catalog.shared:
+            # Files are checked when a query fails on them: a start does not read a whole
+            # bucket. Unlisted files may be another writer's, about to be listed, so none
+            # is swept; only this process's unpublished files go.
+            if not self.lake.local:
+                shutil.rmtree(self.lake.staging, ignore_errors=True)
+            return
         if self.catalog.is_empty() and lake_files(self.lake_root):
             self.rebuild_catalog()
         bad = []
@@ -436,7 +474,7 @@ class Store:
                 self._flushing.remove(pending)
         except Exception as exc:
             if not self._committed(pending):
-                _remove_files(self.lake_root, entries)
+                _remove_files(self.lake, entries)
                 raise self._flush_failed(exc) from exc
             with self._view_lock:  # the commit went through although it reported an error
                 self._flushing.remove(pending)
@@ -485,13 +523,13 @@ class Store:
                 for day in days[tenant]:
                     rows = day_rows(table, day, len(days[tenant]))
                     entry, summarized = write_day_file(
-                        self.lake_root, tenant, rows, labels_of, self.settings.row_group_rows, flush
+                        self.lake, tenant, rows, labels_of, self.settings.row_group_rows, flush
                     )
                     entries.append(entry)
                     summaries += summarized
                 streams += self._stream_rows(tenant, table)
         except BaseException:
-            _remove_files(self.lake_root, entries)
+            _remove_files(self.lake, entries)
             raise
         return entries, streams, summaries
 
@@ -547,22 +585,62 @@ class Store:
     # read path -----------------------------------------------------------------------
 
     def view(self, tenant: str, start_ns: int, end_ns: int) -> StoreView:
-        """Files and in-memory tables holding the tenant's data in ``[start_ns, end_ns)``."""
-        with self._view_lock:
-            files = self.catalog.files(tenant, start_ns, end_ns)
-            lease = self.leases.lease(f.path for f in files)
-            heads = [f.head for f in self._flushing] + [self.head]
-            tables = [h.table(tenant) for h in heads]
-            # Taken with the files: a swap that removes deleted rows also ends their filter.
-            deletes = self.deletes(tenant, start_ns, end_ns)
+        """Files and in-memory tables holding the tenant's data in ``[start_ns, end_ns)``
+        (with a shared catalog, also the other writers' unflushed rows)."""
+        remote: list[RemoteHead] = []
+        for _ in range(_REMOTE_ATTEMPTS):
+            if self.remote is not None:
+                remote = self.remote.fetch(tenant, start_ns, end_ns)
+            with self._view_lock:
+                files = self.catalog.files(tenant, start_ns, end_ns)
+                lease = self.leases.lease(f.path for f in files)
+                heads = [f.head for f in self._flushing] + [self.head]
+                tables = [h.table(tenant) for h in heads]
+                # Taken with the files: a swap that removes deleted rows also ends their filter.
+                deletes = self.deletes(tenant, start_ns, end_ns)
+            if not remote or self._still_unflushed(remote):
+                break
+        else:
+            raise ServiceUnavailableError(
+                "the writers kept flushing while the query listed the lake: try again"
+            )
+        streams = self.index.table(tenant)
+        for head in remote:
+            tables.append(head.rows if head.rows.num_rows else None)
+            streams = _with_streams(streams, head.streams)
         return StoreView(
-            lake_root=self.lake_root,
+            lake=self.lake,
             files=files,
             head_tables=[t for t in tables if t is not None],
-            streams=self.index.table(tenant),
+            streams=streams,
             deletes=deletes,
             lease=lease,
         )
+
+    def _still_unflushed(self, remote: list[RemoteHead]) -> bool:
+        """Whether no writer committed a flush since it sent its head (else its rows may
+        be in a listed file as well, or in neither)."""
+        marks = self.catalog.watermarks()
+        return all(marks.get(head.writer, 0) == head.watermark for head in remote)
+
+    def head_snapshot(self, tenant: str, start_ns: int, end_ns: int) -> bytes:
+        """This writer's unflushed rows of the tenant in ``[start_ns, end_ns)``, their
+        streams and its watermark, taken together (what readers fetch)."""
+        with self._view_lock:
+            heads = [f.head for f in self._flushing] + [self.head]
+            tables = [t for t in (h.table(tenant) for h in heads) if t is not None]
+            watermark = self.catalog.flushed_wal_seq()
+        rows = []
+        for table in tables:
+            in_range = pc.and_(
+                pc.greater_equal(table["ts"], pa.scalar(start_ns, pa.int64())),
+                pc.less(table["ts"], pa.scalar(end_ns, pa.int64())),
+            )
+            rows.append(table.filter(in_range))
+        ids = pa.chunked_array([r["stream_id"] for r in rows], pa.int64()).unique()
+        streams = self.index.table(tenant)
+        streams = streams.filter(pc.is_in(streams["stream_id"], value_set=ids))
+        return encode_head(rows, streams, watermark)
 
     def deletes(self, tenant: str, start_ns: int, end_ns: int) -> tuple[DeleteFilter, ...]:
         """The delete filters a view of the tenant's ``[start_ns, end_ns)`` applies."""
@@ -578,7 +656,7 @@ class Store:
         added: list[FileEntry],
         summaries: list[FileStreamRow],
         *,
-        also: Callable[[sqlite3.Connection], None] | None = None,
+        also: Callable[[CatalogDb], None] | None = None,
         after: Callable[[], None] | None = None,
         delay_seconds: float = 0.0,
     ) -> None:
@@ -586,6 +664,8 @@ class Store:
         runs ``also``), then ``after``, with no view taken in between; the removed files
         leave the disk once no view holds them and ``delay_seconds`` have passed. Raises
         FilesChangedError when one of them was unlisted meanwhile (nothing changes then)."""
+        if self.catalog.shared:
+            delay_seconds = max(delay_seconds, SHARED_REMOVE_DELAY_SECONDS)
         with self._view_lock:
             self.catalog.replace_files([f.path for f in removed], added, summaries, also=also)
             self.leases.retire([f.path for f in removed], delay_seconds)
@@ -599,14 +679,14 @@ class Store:
         directories = set()
         for relative in self.leases.removable():
             faults.crash_point("compactor.removing")
-            path = self.lake_root / relative
             try:
-                path.unlink(missing_ok=True)
+                self.lake.remove(relative)
             except OSError as exc:
                 log.warning("could not remove replaced lake file %s: %s", relative, exc)
                 self.leases.retire([relative], 60.0)
                 continue
-            directories.add(path.parent)
+            if self.lake.local:
+                directories.add((self.lake_root / relative).parent)
             removed.append(relative)
         for directory in directories:
             with contextlib.suppress(OSError):
@@ -652,7 +732,7 @@ class Store:
         only when the cheap check finds nothing.
         """
         with self._quarantine_lock:
-            named = [f for f in files if str(self.lake_root / f.path) in error]
+            named = [f for f in files if self.lake.url(f.path) in error]
             suspects = named or files
             gone = [f.path for f in suspects if not self.catalog.lists(f.path)]
             if gone:  # already quarantined by a concurrent query
@@ -664,8 +744,8 @@ class Store:
     def _unusable(self, files: list[FileEntry], *, deep: bool) -> list[tuple[str, str]]:
         bad = []
         for f in files:
-            path = self.lake_root / f.path
-            reason = read_fully(path) if deep else check_file(path, f.file_bytes)
+            url = self.lake.url(f.path)
+            reason = read_fully(url) if deep else check_file(url, f.file_bytes)
             if reason is not None:
                 bad.append((f.path, reason))
         return bad
@@ -676,7 +756,7 @@ class Store:
         if not bad:
             return
         for relative, reason in bad:
-            moved = quarantine(self.lake_root, self.quarantine_root, relative)
+            moved = self.lake.set_aside(relative, self.quarantine_root)
             log.error(
                 "lake file %s is unusable (%s): quarantined%s and unlisted; its entries are "
                 "no longer served",
@@ -688,16 +768,24 @@ class Store:
         self.quarantined_files_total += len(bad)
 
 
+def _with_streams(known: pa.Table, more: pa.Table) -> pa.Table:
+    """``known`` plus the streams of ``more`` it lacks (another writer's new streams)."""
+    if not more.num_rows:
+        return known
+    new = more.filter(pc.invert(pc.is_in(more["stream_id"], value_set=known["stream_id"])))
+    return pa.concat_tables([known, new.cast(known.schema)]) if new.num_rows else known
+
+
 def _widen(spans: dict[int, tuple[int, int] | None], stream_id: int, low: int, high: int) -> None:
     span = spans.get(stream_id)
     spans[stream_id] = (low, high) if span is None else (min(span[0], low), max(span[1], high))
 
 
-def _remove_files(lake_root: Path, entries: list[FileEntry]) -> None:
+def _remove_files(lake: LakeStorage, entries: list[FileEntry]) -> None:
     """Best-effort removal of a failed flush's files (the startup sweep gets the rest)."""
     for entry in entries:
         with contextlib.suppress(OSError):
-            (lake_root / entry.path).unlink(missing_ok=True)
+            lake.remove(entry.path)
 
 
 def _count_files(directory: Path) -> int:

@@ -18,7 +18,18 @@ from tests.e2e.server import Server
 
 BASE = 1_700_000_000_000_000_000
 WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9), "limit": "5000"}
-SERVICES = ("store", "wal", "ingester", "querier", "index-gateway", "compactor", "ruler")
+SERVICES = (
+    "store",
+    "wal",
+    "distributor",
+    "ingester",
+    "querier",
+    "query-frontend",
+    "query-scheduler",
+    "index-gateway",
+    "compactor",
+    "ruler",
+)
 STREAMS = [({"app": "a"}, [(BASE + i, f"line {i}") for i in range(20)])]
 
 
@@ -100,22 +111,25 @@ def test_failed_service_shows_in_services_and_ready(make_server: Callable[..., S
     srv = make_server(start=False)
     _corrupt_wal(srv.data_dir)
     srv.start(wait=False)
-    # every service that can start has (the compactor and the ruler depend on the WAL: they
-    # stay New)
+    # every service that can start has (the distributor, the compactor and the ruler depend on
+    # the WAL: they stay New)
     _wait_for(lambda: _services(srv)["wal"] == "Failed")
     _wait_for(lambda: _services(srv)["index-gateway"] == "Running")
     assert _services(srv) == {
         "store": "Running",
         "wal": "Failed",
+        "distributor": "New",
         "ingester": "New",
         "querier": "Running",
+        "query-frontend": "Running",
+        "query-scheduler": "Running",
         "index-gateway": "Running",
         "compactor": "New",
         "ruler": "New",
     }
     response = httpx.get(srv.url + "/ready")
     assert response.status_code == 503
-    assert response.text == "Some services are not Running:\nNew: 3\nRunning: 3\nFailed: 1\n\n"
+    assert response.text == "Some services are not Running:\nNew: 4\nRunning: 5\nFailed: 1\n\n"
     with srv.client("t") as client:
         pushed = push(client, STREAMS)
     assert (pushed.status_code, pushed.text) == (
@@ -166,7 +180,7 @@ def test_shutdown_without_terminate_keeps_serving(make_server: Callable[..., Ser
         ready = client.get("/ready")
         assert (ready.status_code, ready.text) == (
             503,
-            "Some services are not Running:\nRunning: 6\nTerminated: 1\n\n",
+            "Some services are not Running:\nRunning: 9\nTerminated: 1\n\n",
         )
         refused = push(client, STREAMS)
         assert (refused.status_code, refused.text) == (500, "Ingester is shutting down\n")

@@ -13,6 +13,7 @@ import pytest
 from schemas.log_rows import HEAD_SCHEMA
 from svc.compactor.writer import JobIdentity, WriterSettings, bucket_ns, write_compacted
 from svc.storage.lake import FILE_METADATA_KEY, decode_file_metadata, time_bucketed
+from svc.storage.objects import LocalLake
 
 HOUR = 3_600 * 10**9
 BASE = 1_700_000_000 * 10**9 // HOUR * HOUR
@@ -43,7 +44,7 @@ def _rows(hours: int, per_hour: int, streams: int) -> pa.Table:
 
 def _write(tmp_path: Path, rows: pa.Table, settings: WriterSettings) -> list[Path]:
     written = write_compacted(
-        tmp_path,
+        LocalLake(tmp_path),
         iter(rows.to_batches(max_chunksize=500)),
         HOUR,
         lambda stream_id: [("s", str(stream_id))],
@@ -114,7 +115,7 @@ def test_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
 
     with pytest.raises(OSError, match="disk gone"):
         write_compacted(
-            tmp_path,
+            LocalLake(tmp_path),
             batches(),  # type: ignore[arg-type]
             HOUR,
             lambda _: [],

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from svc.config import Config, ConfigError, config_to_dict
+from svc.config import Config, ConfigError, config_to_dict, lake_object_store
 from svc.config_file import parse_config_text
 from svc.config_keys import RefNode, reference_tree
+from svc.storage.objects import S3Settings
 from tests.e2e.clients import now_ns, push, query_range, stream_values
 from tests.e2e.server import Server
 
@@ -185,7 +186,7 @@ def test_reference_local_config_loads_and_lists_ignored_keys_once(tmp_path: Path
         [
             "server.grpc_server_max_concurrent_streams",
             "common.instance_addr",
-            "common.storage",
+            "common.storage.filesystem",
             "common.ring",
             "query_range.results_cache",
             "limits_config.metric_aggregation_enabled",
@@ -194,7 +195,7 @@ def test_reference_local_config_loads_and_lists_ignored_keys_once(tmp_path: Path
         ]
     )
     assert ignored["data is kept in the Parquet lake under common.path_prefix"] == [
-        "common.storage"
+        "common.storage.filesystem"
     ]
     # grpc_listen_port is one of svc's settings (reserved), so it is not listed.
     assert "server.grpc_listen_port" not in keys
@@ -220,7 +221,16 @@ def test_docs_cluster_config_loads() -> None:
     assert loaded.config.compactor.retention_enabled
     ignored = {key.path: key.reason for key in loaded.ignored}
     assert ignored["memberlist"] == "single process: no hash ring, memberlist or key-value store"
-    assert ignored["common.storage"] == "data is kept in the Parquet lake under common.path_prefix"
+    # The S3 block is svc's own: the lake is kept in that bucket.
+    assert "common.storage" not in ignored
+    assert lake_object_store(loaded.config) == S3Settings(
+        bucket="loki-data",
+        endpoint="minio:9000",
+        access_key_id="loki",
+        secret_access_key="supersecret",
+        force_path_style=True,
+        insecure=True,
+    )
     assert ignored["chunk_store_config"].startswith("no result, chunk or index caches")
     assert ignored["analytics"] == "no usage reporting"
     assert ignored["ingester.wal.dir"] == "the WAL is kept under common.path_prefix"

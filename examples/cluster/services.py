@@ -1,0 +1,257 @@
+"""The cluster example's backing services, as plain processes on loopback ports.
+
+* :class:`S3Server`: an S3-compatible server (moto's, ``pip install 'moto[server]'``);
+* :class:`PostgresServer`: PostgreSQL from the distribution's package (``initdb`` in a
+  temporary directory; as root it runs as the package's ``postgres`` user, since PostgreSQL
+  refuses to run as root);
+* :class:`SvcProcess`: one svc process with its own config file and data directory.
+
+Each listens on 127.0.0.1 only and is stopped by its own ``stop``. The tests of the
+deployment modes start theirs with these classes too.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pyarrow.fs as pafs
+import yaml
+from psycopg import sql
+
+__all__ = ["PostgresServer", "S3Server", "SvcProcess", "free_port", "postgres_binary"]
+
+ACCESS_KEY = "svc-example"
+SECRET_KEY = "svc-example-secret"
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait(ready: Any, process: subprocess.Popen[bytes], log: Path, what: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited early:\n{log.read_text()}")
+        if ready():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"{what} did not start:\n{log.read_text()}")
+
+
+@dataclass
+class S3Server:
+    """``python -m moto.server`` bound to 127.0.0.1, its log under ``root``."""
+
+    root: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _listening(self) -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+        except OSError:
+            return False
+        return True
+
+    def start(self) -> S3Server:
+        self.root.mkdir(parents=True, exist_ok=True)
+        log = self.root / "s3.log"
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                stdout=out,
+                stderr=out,
+            )
+        _wait(self._listening, self.process, log, "S3 server")
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
+            self.process = None
+
+    def filesystem(self) -> pafs.S3FileSystem:
+        return pafs.S3FileSystem(
+            access_key=ACCESS_KEY,
+            secret_key=SECRET_KEY,
+            endpoint_override=self.endpoint,
+            scheme="http",
+            region="us-east-1",
+            allow_bucket_creation=True,
+        )
+
+    def bucket(self, name: str) -> str:
+        """Create a bucket; returns its name."""
+        self.filesystem().create_dir(name)
+        return name
+
+    def storage_config(self, bucket: str) -> dict[str, Any]:
+        """svc config keys keeping the lake in ``bucket`` (the reference's spellings)."""
+        period = {
+            "from": "2020-10-24",
+            "store": "tsdb",
+            "object_store": "s3",
+            "schema": "v13",
+            "index": {"prefix": "index_", "period": "24h"},
+        }
+        aws = {
+            "endpoint": self.endpoint,
+            "bucketnames": bucket,
+            "region": "us-east-1",
+            "access_key_id": ACCESS_KEY,
+            "secret_access_key": SECRET_KEY,
+            "s3forcepathstyle": True,
+            "insecure": True,
+        }
+        return {"schema_config": {"configs": [period]}, "storage_config": {"aws": aws}}
+
+
+def postgres_binary(name: str) -> str:
+    """The path of a PostgreSQL server program: on PATH, else the newest of
+    ``/usr/lib/postgresql/<version>/bin`` (where Debian installs them, off PATH)."""
+    found = shutil.which(name)
+    if found is not None:
+        return found
+
+    def version(path: str) -> int:
+        part = Path(path).parts[4]
+        return int(part) if part.isdigit() else 0
+
+    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=version)
+    if not candidates:
+        raise FileNotFoundError(
+            f"{name} not found: apt-get install -y --no-install-recommends postgresql"
+        )
+    return candidates[-1]
+
+
+@dataclass
+class PostgresServer:
+    """``initdb`` then ``postgres`` on 127.0.0.1 only, trust authentication, user ``svc``."""
+
+    port: int = field(default_factory=free_port)
+    directory: Path | None = None
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def dsn(self) -> str:
+        return f"host=127.0.0.1 port={self.port} user=svc dbname=postgres connect_timeout=10"
+
+    @staticmethod
+    def _user() -> dict[str, Any]:
+        if os.geteuid() != 0:
+            return {}
+        entry = pwd.getpwnam("postgres")
+        return {"user": entry.pw_uid, "group": entry.pw_gid}
+
+    def _accepting(self) -> bool:
+        try:
+            psycopg.connect(self.dsn).close()
+        except psycopg.OperationalError:
+            return False
+        return True
+
+    def start(self) -> PostgresServer:
+        # Its own directory outside the caller's (which the postgres user may not enter).
+        self.directory = Path(tempfile.mkdtemp(prefix="svc-pg-"))
+        user = self._user()
+        if user:
+            os.chown(self.directory, user["user"], user["group"])
+        data = self.directory / "data"
+        initdb = [postgres_binary("initdb"), "-D", str(data), "-U", "svc", "--auth=trust"]
+        initdb += ["-E", "UTF8", "--no-sync", "--no-instructions"]
+        subprocess.run(initdb, check=True, capture_output=True, **user)
+        log = self.directory / "postgres.log"
+        server = [postgres_binary("postgres"), "-D", str(data), "-p", str(self.port)]
+        server += ["-c", "listen_addresses=127.0.0.1"]
+        server += ["-c", f"unix_socket_directories={self.directory}", "-c", "fsync=off"]
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(server, stdout=out, stderr=out, **user)
+        _wait(self._accepting, self.process, log, "PostgreSQL")
+        return self
+
+    def database(self, name: str) -> str:
+        """Create a database; returns its DSN."""
+        with psycopg.connect(self.dsn, autocommit=True) as connection:
+            connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        return self.dsn.replace("dbname=postgres", f"dbname={name}")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(30)
+            self.process = None
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+
+@dataclass
+class SvcProcess:
+    """``python -m svc`` with a config of its own under ``root``, on a loopback port."""
+
+    root: Path
+    config: dict[str, Any]
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.url + "/ready", timeout=1) as response:
+                return bool(response.status == 200)
+        except OSError:
+            return False
+
+    def start(self, *, wait: bool = True) -> SvcProcess:
+        self.root.mkdir(parents=True, exist_ok=True)
+        server = {"http_listen_address": "127.0.0.1", "http_listen_port": self.port}
+        config = {**self.config, "server": {**self.config.get("server", {}), **server}}
+        config.setdefault("common", {}).setdefault("path_prefix", str(self.root / "data"))
+        path = self.root / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        log = self.root / "svc.log"
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "svc", f"-config.file={path}"], stdout=out, stderr=out
+            )
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self) -> None:
+        assert self.process is not None
+        _wait(self._ready, self.process, self.root / "svc.log", f"svc at {self.url}")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(30)
+            self.process = None

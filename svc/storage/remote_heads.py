@@ -1,0 +1,119 @@
+"""Unflushed entries of the other writers of a shared catalog, fetched over HTTP.
+
+A writer answers ``GET /svc/internal/head`` (one tenant, a time range) with its in-memory
+rows, the streams they belong to and its flushed-WAL watermark, taken together under its
+view lock. A reader fetches every live writer's head, then lists the catalog's files, then
+reads the writers' watermarks: when a writer's watermark moved since its answer, a flush
+committed in between (its rows may be in both, or in neither) and the reader fetches and
+lists again. Otherwise the heads and the files hold each entry exactly once.
+
+The body is two Arrow IPC streams, the streams table first, behind an 8-byte length.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import urllib.error
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from schemas.log_rows import HEAD_SCHEMA
+from svc.errors import ServiceUnavailableError
+from svc.storage.members import Members
+
+__all__ = ["HEAD_PATH", "RemoteHead", "RemoteHeads", "decode_head", "encode_head"]
+
+log = logging.getLogger(__name__)
+
+HEAD_PATH = "/svc/internal/head"
+_LENGTH = struct.Struct(">Q")
+_WATERMARK = b"svc.watermark"
+_TIMEOUT_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class RemoteHead:
+    """One writer's unflushed rows of a tenant, their streams, and its watermark then."""
+
+    writer: str
+    rows: pa.Table
+    streams: pa.Table
+    watermark: int
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
+
+
+def encode_head(rows: list[pa.Table], streams: pa.Table, watermark: int) -> bytes:
+    """A writer's answer: its head rows, their streams and its watermark."""
+    table = pa.concat_tables(rows) if rows else HEAD_SCHEMA.empty_table()
+    table = table.replace_schema_metadata({_WATERMARK: str(watermark).encode()})
+    first = _ipc(streams)
+    return _LENGTH.pack(len(first)) + first + _ipc(table)
+
+
+def decode_head(writer: str, body: bytes) -> RemoteHead:
+    """A writer's answer as sent by :func:`encode_head`."""
+    (length,) = _LENGTH.unpack_from(body)
+    start = _LENGTH.size
+    streams = ipc.open_stream(pa.py_buffer(body[start : start + length])).read_all()
+    rows = ipc.open_stream(pa.py_buffer(body[start + length :])).read_all()
+    watermark = int((rows.schema.metadata or {}).get(_WATERMARK, b"0"))
+    return RemoteHead(writer, rows.replace_schema_metadata(None), streams, watermark)
+
+
+class RemoteHeads:
+    """Fetches the unflushed heads of the live writers other than this process."""
+
+    def __init__(self, members: Members, writers: frozenset[str]) -> None:
+        self.members = members
+        self.writer_targets = writers
+        """Targets whose instances take writes (they have heads)."""
+
+    def fetch(self, tenant: str, start_ns: int, end_ns: int) -> list[RemoteHead]:
+        """Every other live writer's head rows of ``tenant`` in ``[start_ns, end_ns)``."""
+        writers = [
+            m
+            for m in self.members.live()
+            if m.name != self.members.name and m.target in self.writer_targets
+        ]
+        if not writers:
+            return []
+        query = urllib.parse.urlencode({"start": start_ns, "end": end_ns})
+
+        def one(name: str, address: str) -> RemoteHead | None:
+            request = urllib.request.Request(
+                f"{address}{HEAD_PATH}?{query}", headers={"X-Scope-OrgID": tenant}
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=_TIMEOUT_SECONDS) as response:
+                    return decode_head(name, response.read())
+            except urllib.error.URLError as exc:
+                if isinstance(exc.reason, ConnectionRefusedError):
+                    # Gone before its heartbeat went stale (killed): its entries are in
+                    # its WAL until it is back; the query answers without them.
+                    log.warning("writer %s at %s is gone: left out of the query", name, address)
+                    return None
+                raise _unavailable(name, address, exc) from exc
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                raise _unavailable(name, address, exc) from exc
+
+        with ThreadPoolExecutor(max_workers=min(len(writers), 8)) as pool:
+            found = list(pool.map(lambda m: one(m.name, m.address), writers))
+        return [head for head in found if head is not None]
+
+
+def _unavailable(name: str, address: str, exc: Exception) -> ServiceUnavailableError:
+    return ServiceUnavailableError(
+        f"writer {name} at {address} did not send its unflushed entries: {exc}"
+    )
