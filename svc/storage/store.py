@@ -51,6 +51,8 @@ from svc.storage.lake import FlushInfo, day_numbers, day_rows, write_day_file
 from svc.storage.lake_check import check_file, lake_files, quarantine, read_fully, sweep
 from svc.storage.leases import FileLeases, Lease
 from svc.storage.rebuild import rebuild_catalog
+from svc.storage.skip_index import remove_sidecars, sweep_sidecars
+from svc.storage.skip_indexer import SkipIndexer
 from svc.storage.streams import StreamIndex, stream_id_of
 from svc.storage.wal import WriteAheadLog
 
@@ -107,6 +109,8 @@ class StoreSettings:
     row_group_rows: int
     disk_full_threshold: float = 0.0
     """Refuse pushes at this used share of the data filesystem (0: never)."""
+    skip_index: bool = True
+    """Build the skipping index of new lake files in the background (``skip_indexer``)."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,9 @@ class StoreView:
     window: tuple[int, int] | None = None
     """Only the files' entries with ``ts`` in these inclusive bounds (a limited query
     reading a compacted file piece by piece); the in-memory tables are not narrowed."""
+    row_ranges: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    """Files (relative paths) of which only these row ranges (first row, rows) are read:
+    the row groups the skipping index says may hold the query's needles."""
 
     @property
     def paths(self) -> list[str]:
@@ -175,6 +182,7 @@ class Store:
         self.disk_guard = DiskGuard(settings.root, settings.disk_full_threshold)
         self._index = StreamIndex()
         self.leases = FileLeases()
+        self.skip_indexer = SkipIndexer(self.lake_root, enabled=settings.skip_index)
         # (tenant, start_ns, end_ns) -> the delete filters of the tenant's views (deletion).
         self.delete_filters: Callable[[str, int, int], tuple[DeleteFilter, ...]] | None = None
         self.head = Head()
@@ -245,6 +253,7 @@ class Store:
                 bad.append((entry.path, reason))
         self._quarantine(bad)
         listed = {entry.path for entry in self.catalog.all_files()}
+        sweep_sidecars(self.lake_root, listed)
         for relative in sweep(self.lake_root, listed):
             log.warning(
                 "removed lake file %s: no flush committed it (a crash or a failed "
@@ -289,6 +298,7 @@ class Store:
         """Start the thread that flushes the head when it is too big or too old."""
         self._flusher = threading.Thread(target=self._flush_loop, name="flusher", daemon=True)
         self._flusher.start()
+        self.skip_indexer.start()
 
     def stop_flusher(self) -> None:
         """Stop the flusher thread (a flush in progress completes first)."""
@@ -304,6 +314,7 @@ class Store:
         """
         self.read_only = True
         self.stop_flusher()
+        self.skip_indexer.stop()
         if flush:
             with contextlib.suppress(FlushError):
                 self.flush()  # while the WAL still runs: the flush rotates and retires segments
@@ -442,6 +453,7 @@ class Store:
                 self._flushing.remove(pending)
         self.wal.retire(pending.wal_seq)
         self.flushes_total += 1
+        self.skip_indexer.request(entry.path for entry in entries)
         log.info("flushed head: files=%d rows=%d", len(entries), pending.head.rows)
         return len(entries)
 
@@ -591,6 +603,7 @@ class Store:
             self.leases.retire([f.path for f in removed], delay_seconds)
             if after is not None:
                 after()
+        self.skip_indexer.request(entry.path for entry in added)
         faults.crash_point("compactor.swapped")
 
     def remove_retired(self) -> list[str]:
@@ -606,6 +619,7 @@ class Store:
                 log.warning("could not remove replaced lake file %s: %s", relative, exc)
                 self.leases.retire([relative], 60.0)
                 continue
+            remove_sidecars([path])
             directories.add(path.parent)
             removed.append(relative)
         for directory in directories:
@@ -676,6 +690,7 @@ class Store:
         if not bad:
             return
         for relative, reason in bad:
+            remove_sidecars([self.lake_root / relative])
             moved = quarantine(self.lake_root, self.quarantine_root, relative)
             log.error(
                 "lake file %s is unusable (%s): quarantined%s and unlisted; its entries are "
