@@ -40,11 +40,26 @@ STEP_NS = 10_000_000  # one line every 10 ms
 TENANT = "bench"
 
 
-def build_store(root: Path, megabytes: float, flush_bytes: int = 128 << 20) -> tuple[Store, int]:
+def build_store(
+    root: Path,
+    megabytes: float,
+    flush_bytes: int = 128 << 20,
+    *,
+    skip_index: bool = True,
+    flush_seconds: list[float] | None = None,
+) -> tuple[Store, int]:
     """A store holding the corpus, flushed to Parquet whenever the head holds
-    ``flush_bytes`` of lines; returns it and the last timestamp."""
-    store = Store(StoreSettings(root, 1 << 40, 1e9, 1e9, 256 << 20, 131072))
+    ``flush_bytes`` of lines; returns it and the last timestamp. The wall time of each
+    flush is appended to ``flush_seconds``."""
+    store = Store(StoreSettings(root, 1 << 40, 1e9, 1e9, 256 << 20, 131072, 0.0, skip_index))
     store.open()
+
+    def flush() -> None:
+        started = time.perf_counter()
+        store.flush()
+        if flush_seconds is not None:
+            flush_seconds.append(time.perf_counter() - started)
+
     last = START_NS
 
     async def load() -> None:
@@ -65,11 +80,40 @@ def build_store(root: Path, megabytes: float, flush_bytes: int = 128 << 20) -> t
                 last = max(last, entries[-1][0])
             await store.push(TENANT, streams)
             if store.head.line_bytes > flush_bytes:
-                store.flush()
+                flush()
 
     asyncio.run(load())
-    store.flush()
+    flush()
     return store, last
+
+
+def flush_cost(megabytes: float, flush_bytes: int = 32 << 20) -> dict[str, Any]:
+    """Storing the corpus with and without the skipping index (flushes of the service's
+    default 32 MiB heads), alternately twice: the flushes' wall seconds, and the process
+    CPU until every file is indexed."""
+    seconds: dict[bool, list[float]] = {True: [], False: []}
+    cpu: dict[bool, list[float]] = {True: [], False: []}
+    for skip_index in (False, True, False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            flushes: list[float] = []
+            before = _cpu()
+            store, _ = build_store(
+                Path(tmp), megabytes, flush_bytes, skip_index=skip_index, flush_seconds=flushes
+            )
+            store.skip_indexer.wait_idle()
+            cpu[skip_index].append(_cpu() - before)
+            seconds[skip_index].append(sum(flushes))
+            store.close(flush=False)
+    flush_on, flush_off = min(seconds[True]), min(seconds[False])
+    cpu_on, cpu_off = min(cpu[True]), min(cpu[False])
+    return {
+        "flush_s_without_index": round(flush_off, 2),
+        "flush_s_with_index": round(flush_on, 2),
+        "flush_throughput_drop": round(1 - flush_off / flush_on, 3),
+        "store_cpu_s_without_index": round(cpu_off, 2),
+        "store_cpu_s_with_index": round(cpu_on, 2),
+        "cpu_increase": round(cpu_on / cpu_off - 1, 3),
+    }
 
 
 def _cpu() -> float:
@@ -472,8 +516,17 @@ def main() -> None:
     parser.add_argument(
         "--needles", action="store_true", help="only the skipping index's shapes and figures"
     )
+    parser.add_argument(
+        "--flush-mb",
+        type=float,
+        default=0,
+        help="also store this many MB with and without the skipping index (flush cost)",
+    )
     args = parser.parse_args()
     report = run(args.mb, args.repeat, args.needles)
+    if args.flush_mb:
+        report["skip_index_flush_cost"] = flush_cost(args.flush_mb)
+        print(report["skip_index_flush_cost"], flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))

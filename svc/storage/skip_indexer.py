@@ -48,6 +48,11 @@ def build_file(parquet: Path) -> int:
     return size
 
 
+def _fits(parquet: Path) -> bool:
+    """Whether the lake file at ``parquet`` has an index that fits it."""
+    return load(parquet, pq.ParquetFile(parquet).metadata.num_rows) is not None
+
+
 def build_missing(lake_root: Path, files: Iterable[tuple[str, int]]) -> tuple[int, int]:
     """Give every listed file (relative path, rows) an index that fits it, at once;
     returns how many were built and how many were kept (``svc catalog rebuild``)."""
@@ -127,11 +132,13 @@ class SkipIndexer:
 
     def _index(self, relative: str) -> None:
         parquet = self.lake_root / relative
-        if sidecar_path(parquet).exists() or not parquet.exists():
-            return
         try:
+            if sidecar_path(parquet).exists() and _fits(parquet):
+                return
             self.built_bytes += build_file(parquet)
             self.built_total += 1
+        except FileNotFoundError:
+            return  # compacted away or quarantined meanwhile: nothing to index
         except Exception as exc:  # the file stays usable, scanned whole
             self.failed_total += 1
             with self._lock:
