@@ -14,7 +14,7 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -34,14 +34,16 @@ log = logging.getLogger(__name__)
 _LOWER_PRIORITY = 10
 
 
-def build_file(parquet: Path) -> int:
-    """Write the index of the lake file at ``parquet``; returns its size in bytes.
-    Raises OSError (or Arrow's errors) when the file cannot be read."""
+def build_file(parquet: Path, cancelled: Callable[[], bool] = lambda: False) -> int:
+    """Write the index of the lake file at ``parquet``; returns its size in bytes (0:
+    ``cancelled`` said so between two row groups, nothing written). Raises OSError (or
+    Arrow's errors) when the file cannot be read."""
     source = pq.ParquetFile(parquet)
-    groups = [
-        build_group(source.read_row_group(group, columns=["line"])["line"])
-        for group in range(source.num_row_groups)
-    ]
+    groups = []
+    for group in range(source.num_row_groups):
+        if cancelled():
+            return 0
+        groups.append(build_group(source.read_row_group(group, columns=["line"])["line"]))
     size = write_sidecar(parquet, groups)
     if not parquet.exists():  # removed (compacted away, quarantined) while we read it
         remove_sidecars([parquet])
@@ -80,6 +82,7 @@ class SkipIndexer:
         self._asked: set[str] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
         self.built_total = 0
         self.failed_total = 0
         self.built_bytes = 0
@@ -88,14 +91,16 @@ class SkipIndexer:
         """Start the thread (a no-op when disabled or running)."""
         if not self.enabled or self._thread is not None:
             return
+        self._stopping.clear()
         self._thread = threading.Thread(target=self._run, name="skip-indexer", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop after the file being indexed (files still queued get theirs on next use)."""
+        """Stop between two row groups (files not indexed yet get theirs on next use)."""
         thread, self._thread = self._thread, None
         if thread is None:
             return
+        self._stopping.set()
         with contextlib.suppress(queue.Empty):
             while True:
                 self._queue.get_nowait()
@@ -135,7 +140,12 @@ class SkipIndexer:
         try:
             if sidecar_path(parquet).exists() and _fits(parquet):
                 return
-            self.built_bytes += build_file(parquet)
+            size = build_file(parquet, self._stopping.is_set)
+            if not size:
+                with self._lock:
+                    self._asked.discard(relative)
+                return
+            self.built_bytes += size
             self.built_total += 1
         except FileNotFoundError:
             return  # compacted away or quarantined meanwhile: nothing to index

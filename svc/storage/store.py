@@ -295,17 +295,19 @@ class Store:
         return replayed
 
     def start_flusher(self) -> None:
-        """Start the thread that flushes the head when it is too big or too old."""
+        """Start the thread that flushes the head when it is too big or too old, and the
+        skipping indexer's."""
         self._flusher = threading.Thread(target=self._flush_loop, name="flusher", daemon=True)
         self._flusher.start()
         self.skip_indexer.start()
 
     def stop_flusher(self) -> None:
-        """Stop the flusher thread (a flush in progress completes first)."""
+        """Stop the flusher thread (a flush in progress completes first) and the indexer."""
         self._stopping.set()
         self._wake.set()
         if self._flusher is not None:
             self._flusher.join()
+        self.skip_indexer.stop()
 
     def close(self, *, flush: bool) -> None:
         """Stop accepting writes, optionally flush the head, and close everything.
@@ -314,7 +316,6 @@ class Store:
         """
         self.read_only = True
         self.stop_flusher()
-        self.skip_indexer.stop()
         if flush:
             with contextlib.suppress(FlushError):
                 self.flush()  # while the WAL still runs: the flush rotates and retires segments
