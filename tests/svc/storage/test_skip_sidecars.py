@@ -3,31 +3,16 @@ compaction, removed with the file, swept when orphaned, rebuilt by ``svc catalog
 
 from __future__ import annotations
 
-import asyncio
 import gc
 from pathlib import Path
 
 from svc.compactor.rewrite import RewriteJob, Rewriter
 from svc.compactor.writer import WriterSettings
-from svc.model import PushStream, label_key
 from svc.query.engine import QueryEngine
 from svc.storage.rebuild_command import rebuild_data_directory
 from svc.storage.skip_index import load, needle, sidecar_path
 from svc.storage.store import Store
-from tests.stores import open_store
-from tests.timeline import BASE, SECOND
-
-
-def _push(store: Store, lines: list[str], offset: int) -> None:
-    labels = (("app", "a"),)
-    stream = PushStream(
-        labels,
-        label_key(labels),
-        [BASE + (offset + i) * SECOND for i in range(len(lines))],
-        lines,
-        None,
-    )
-    asyncio.run(store.push("t", [stream]))
+from tests.stores import open_store, push_lines
 
 
 def _sidecars(store: Store) -> list[str]:
@@ -38,7 +23,7 @@ def test_flushed_and_compacted_files_get_an_index_and_lose_it_with_the_file(
     store: Store, tmp_path: Path
 ) -> None:
     for part in range(2):
-        _push(
+        push_lines(
             store, [f"part {part} request id=req{part}x{i:05d} done" for i in range(50)], part * 100
         )
         store.flush()
@@ -62,7 +47,7 @@ def test_flushed_and_compacted_files_get_an_index_and_lose_it_with_the_file(
 
 def test_startup_sweeps_orphans_and_rebuild_builds_what_is_missing(tmp_path: Path) -> None:
     with open_store(tmp_path) as store:
-        _push(store, ["level=info msg=hello", "level=error msg=boom"], 0)
+        push_lines(store, ["level=info msg=hello", "level=error msg=boom"], 0)
         store.flush()
         store.skip_indexer.wait_idle()
         entry = store.catalog.all_files()[0]
@@ -80,7 +65,7 @@ def test_startup_sweeps_orphans_and_rebuild_builds_what_is_missing(tmp_path: Pat
 
 
 def test_a_damaged_sidecar_is_not_used(store: Store) -> None:
-    _push(store, ["a b c"], 0)
+    push_lines(store, ["a b c"], 0)
     store.flush()
     store.skip_indexer.wait_idle()
     entry = store.catalog.all_files()[0]
