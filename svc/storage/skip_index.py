@@ -205,7 +205,10 @@ class Needle:
 
 def needle(literal: str) -> Needle:
     """The tokens and grams every line containing ``literal`` holds (see the module)."""
-    raw = literal.encode()
+    try:
+        raw = literal.encode()
+    except UnicodeEncodeError:  # a lone surrogate: left to the scan, as before
+        return Needle((), ())
     is_token = _TOKEN_BYTE[np.frombuffer(raw, np.uint8)] if raw else np.zeros(0, bool)
     runs: list[tuple[int, int]] = []
     start = None
