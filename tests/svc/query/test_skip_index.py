@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Iterator
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -21,6 +22,8 @@ from hypothesis import strategies as st
 
 from benchmarks.corpus import batches
 from logql_to_sql import Direction, Grid, parse
+from svc.compactor.rewrite import RewriteJob, Rewriter
+from svc.compactor.writer import WriterSettings
 from svc.ingest.labels import label_key
 from svc.model import PushStream
 from svc.query.engine import QueryEngine
@@ -178,41 +181,55 @@ def _push(store: Store, lines: list[tuple[int, str, str]]) -> None:
     asyncio.run(push())
 
 
+def _fill(store: Store, megabytes: float) -> tuple[list[str], int]:
+    """Corpus lines (a few with unicode extras), flushed every half MB and indexed; returns
+    them and the end of their range."""
+    stored: list[str] = []
+    ts = _START
+    rng = random.Random(11)
+    for batch in batches(
+        int(megabytes * 1e6), start_ns=_START, step_ns=1_000_000, batch_bytes=1 << 19
+    ):
+        rows = []
+        for labels, entries in batch.streams:
+            for _, line in entries:
+                if rng.random() < 0.002:
+                    line = f"{line} {rng.choice(_EXTRA)}"
+                rows.append((ts, labels["app"], line))
+                stored.append(line)
+                ts += 1_000_000
+        _push(store, rows)
+        store.flush()
+    store.skip_indexer.wait_idle()
+    return stored, ts
+
+
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[QueryEngine, list[str], int]]:
     """A flushed, indexed lake of about 30,000 corpus lines in row groups of 4,096."""
-    root = tmp_path_factory.mktemp("skip")
-    with open_store(root) as store:
-        stored: list[str] = []
-        ts = _START
-        rng = random.Random(11)
-        for batch in batches(4_000_000, start_ns=_START, step_ns=1_000_000, batch_bytes=1 << 19):
-            rows = []
-            for labels, entries in batch.streams:
-                for _, line in entries:
-                    if rng.random() < 0.002:
-                        line = f"{line} {rng.choice(_EXTRA)}"
-                    rows.append((ts, labels["app"], line))
-                    stored.append(line)
-                    ts += 1_000_000
-            _push(store, rows)
-            store.flush()
-        store.skip_indexer.wait_idle()
+    with open_store(tmp_path_factory.mktemp("skip")) as store:
+        stored, end = _fill(store, 4)
         assert store.skip_indexer.built_total >= 2
         engine = QueryEngine(store, timeout_seconds=60)
         try:
-            yield engine, stored, ts
+            yield engine, stored, end
         finally:
             engine.close()
 
 
-def _answers(engine: QueryEngine, query: str, end: int) -> list[object]:
+def _answers(
+    engine: QueryEngine,
+    query: str,
+    end: int,
+    limit: int = 5000,
+    direction: Direction = Direction.BACKWARD,
+) -> list[object]:
     expr = parse(query)
     answers: list[object] = []
     for use in (True, False):
         engine.skip_index = use
         try:
-            request = LogQueryRequest(expr, _START, end, 5000, Direction.BACKWARD)  # type: ignore[arg-type]
+            request = LogQueryRequest(expr, _START, end, limit, direction)  # type: ignore[arg-type]
             streams, _ = run_log_query(engine, _TENANT, request)
             metric = parse(f"sum(count_over_time({query} [1h]))")
             grid = Grid(start_ns=end, step_ns=3_600 * 10**9, steps=1)
@@ -334,3 +351,30 @@ def test_an_index_that_does_not_fit_its_file_is_ignored(
     path = engine.store.lake_root / entry.path
     assert load(path, entry.rows) is not None
     assert load(path, entry.rows + 1) is None
+
+
+def test_compacted_files_read_in_windows_answer_as_full_scans(tmp_path: Path) -> None:
+    with open_store(tmp_path / "data") as store:
+        stored, end = _fill(store, 2)
+        engine = QueryEngine(store, timeout_seconds=60, window_rows=2048)
+        rewriter = Rewriter(store, engine, WriterSettings(3, 2048, 1 << 30), tmp_path / "work")
+        try:
+            files = store.catalog.all_files()
+            rewriter.run(RewriteJob("compaction", _TENANT, files[0].day, tuple(files)))
+            store.skip_indexer.wait_idle()
+            (compacted,) = store.catalog.all_files()
+            assert load(store.lake_root / compacted.path, compacted.rows) is not None
+            traces = [line.split('"trace_id": "')[1][:16] for line in stored if "trace_id" in line]
+            narrowed = engine.view(
+                (_TENANT,), _START, end, parse(f'{{app="api"}} |= "{traces[7]}"')
+            )
+            assert not isinstance(narrowed, MultiView) and narrowed.row_ranges  # some groups
+            needles = [*traces[::1000], "timeout", "user_id=4242 ", "café 東京", "qqzzqqzzqq"]
+            for needle_text in needles:
+                query = f'{{app=~".+"}} |= "{needle_text}"'
+                for limit, direction in ((10, Direction.BACKWARD), (100, Direction.FORWARD)):
+                    indexed, scanned = _answers(engine, query, end, limit, direction)
+                    assert indexed == scanned, (query, limit, direction)
+        finally:
+            rewriter.close()
+            engine.close()
