@@ -3,9 +3,12 @@
 Builds a store from the fixed corpus (``benchmarks/corpus.py``) in-process, flushes it to
 Parquet, then times each LogQL query through the real engine (compile + bind + execute +
 result shaping) against a hand-written DuckDB query returning the same rows or numbers,
-alternating the two, median of ``--repeat`` runs each.
+alternating them, median of ``--repeat`` runs each. Each query is timed twice: called on
+the engine directly as one statement (``ours``), and through the query frontend as the
+HTTP API runs it (``frontend``: split by ``split_queries_by_interval``, 1h by default,
+the sub-queries on the scheduler's workers).
 
-    python -m benchmarks.query --mb 300
+    .venv/bin/python -m benchmarks.query --mb 300
 """
 
 from __future__ import annotations
@@ -26,11 +29,14 @@ import duckdb
 
 from benchmarks.corpus import batches
 from logql_to_sql import Direction, Grid, parse
+from svc.config import Config
+from svc.frontend.frontend import QueryFrontend
 from svc.ingest.labels import label_key
 from svc.model import PushStream
 from svc.query.engine import QueryEngine
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import run_metric_query
+from svc.scheduler.workers import Scheduler
 from svc.storage.skip_index import load, needle, sidecar_path
 from svc.storage.skip_indexer import build_missing
 from svc.storage.store import Store, StoreSettings
@@ -129,27 +135,66 @@ def _seconds(run: Callable[[], object]) -> tuple[float, float]:
 
 
 def _compare(
-    ours: Callable[[], object], handwritten: Callable[[], object], repeat: int
+    ours: Callable[[], object],
+    frontend: Callable[[], object],
+    handwritten: Callable[[], object],
+    repeat: int,
 ) -> dict[str, float]:
-    """Median times of both, run alternately so a noisy neighbour slows both alike. The
-    CPU ratio (process CPU seconds, both run in this process) moves less than the wall
+    """Median times of the three, run alternately so a noisy neighbour slows all alike.
+    The CPU ratio (process CPU seconds, all run in this process) moves less than the wall
     one on a machine shared with other work."""
-    ours_times, handwritten_times = [], []
+    times: dict[str, list[tuple[float, float]]] = {"ours": [], "frontend": [], "handwritten": []}
     for _ in range(repeat):
-        ours_times.append(_seconds(ours))
-        handwritten_times.append(_seconds(handwritten))
-    ours_s = statistics.median(t[0] for t in ours_times)
-    handwritten_s = statistics.median(t[0] for t in handwritten_times)
-    ours_cpu = statistics.median(t[1] for t in ours_times)
-    handwritten_cpu = statistics.median(t[1] for t in handwritten_times)
+        times["ours"].append(_seconds(ours))
+        times["frontend"].append(_seconds(frontend))
+        times["handwritten"].append(_seconds(handwritten))
+    wall = {name: statistics.median(t[0] for t in values) for name, values in times.items()}
+    cpu = {name: statistics.median(t[1] for t in values) for name, values in times.items()}
     return {
-        "ours_s": round(ours_s, 4),
-        "handwritten_s": round(handwritten_s, 4),
-        "ratio": round(ours_s / handwritten_s, 2),
-        "ours_cpu_s": round(ours_cpu, 4),
-        "handwritten_cpu_s": round(handwritten_cpu, 4),
-        "cpu_ratio": round(ours_cpu / handwritten_cpu, 2) if handwritten_cpu else 0.0,
+        "ours_s": round(wall["ours"], 4),
+        "frontend_s": round(wall["frontend"], 4),
+        "handwritten_s": round(wall["handwritten"], 4),
+        "ratio": round(wall["ours"] / wall["handwritten"], 2),
+        "frontend_ratio": round(wall["frontend"] / wall["handwritten"], 2),
+        "frontend_vs_direct": round(wall["frontend"] / wall["ours"], 2),
+        "ours_cpu_s": round(cpu["ours"], 4),
+        "handwritten_cpu_s": round(cpu["handwritten"], 4),
+        "cpu_ratio": round(cpu["ours"] / cpu["handwritten"], 2) if cpu["handwritten"] else 0.0,
     }
+
+
+class _Frontend:
+    """The query frontend of the default config over the benchmark's engine."""
+
+    def __init__(self, engine: QueryEngine) -> None:
+        config = Config()
+        self.loop = asyncio.new_event_loop()
+        self.scheduler = Scheduler(
+            config.querier.max_concurrent,
+            config.query_scheduler.max_outstanding_requests_per_tenant,
+        )
+        self.scheduler.start()
+        self.frontend = QueryFrontend(
+            config, engine, self.scheduler, lambda _: config.limits_config
+        )
+
+    def log(self, request: LogQueryRequest) -> object:
+        async def run() -> object:
+            async with self.frontend.request({}, None, (TENANT,)) as query:
+                return await self.frontend.log_query(query, request)
+
+        return self.loop.run_until_complete(run())
+
+    def metric(self, expr: Any, grid: Grid) -> object:
+        async def run() -> object:
+            async with self.frontend.request({}, None, (TENANT,)) as query:
+                return await self.frontend.metric_query(query, expr, grid, instant=False)
+
+        return self.loop.run_until_complete(run())
+
+    def close(self) -> None:
+        self.scheduler.stop()
+        self.loop.close()
 
 
 def _paths(store: Store, end: int) -> list[str]:
@@ -414,6 +459,7 @@ def run(megabytes: float, repeat: int, only_needles: bool = False) -> dict[str, 
         store.skip_indexer.wait_idle()
         print(f"corpus stored and indexed in {time.perf_counter() - started:.0f} s", flush=True)
         engine = QueryEngine(store, timeout_seconds=600)
+        frontend = _Frontend(engine)
         end = last + 1
         files = _paths(store, end)
         baseline_db = duckdb.connect(config={"threads": 2})
@@ -434,6 +480,7 @@ def run(megabytes: float, repeat: int, only_needles: bool = False) -> dict[str, 
                 request = LogQueryRequest(request.query, START_NS, end, 1000, Direction.BACKWARD)
             report["log"][name] = _compare(
                 lambda r=request: run_log_query(engine, TENANT, r),
+                lambda r=request: frontend.log(r),
                 lambda q=handwritten: baseline_db.execute(q, {"files": files}).fetchall(),
                 repeat,
             )
@@ -453,6 +500,7 @@ def run(megabytes: float, repeat: int, only_needles: bool = False) -> dict[str, 
                     max_series=10**6,  # type: ignore[arg-type]
                     instant=False,
                 ),
+                lambda e=expr: frontend.metric(e, grid),
                 lambda q=handwritten: baseline_db.execute(q, {"files": files}).fetchall(),
                 repeat,
             )
@@ -474,6 +522,7 @@ def run(megabytes: float, repeat: int, only_needles: bool = False) -> dict[str, 
                 max_series=10**6,
                 instant=False,
             ),
+            lambda: frontend.metric(hourly_expr, hourly),
             # What a label-only aggregation needs: timestamps and stream ids, the stream
             # labels joined per stream (the store's stream index, as the engine has it).
             lambda: baseline_db.execute(
@@ -486,6 +535,7 @@ def run(megabytes: float, repeat: int, only_needles: bool = False) -> dict[str, 
         )
         print(name, report["metric"][name], flush=True)
         report["label_only_plan_reads_line"] = _plan_reads_line(engine, store, grid)
+        frontend.close()
         engine.close()
         store.close(flush=False)
     return report

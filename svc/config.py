@@ -12,6 +12,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from gocompat.bytesize import format_datasize, parse_datasize
 from gocompat.durations import format_go_duration, format_prom_duration, parse_duration_seconds
 from gocompat.fmt import go_format_v
 from svc.compactor.config import (
@@ -45,17 +46,21 @@ __all__ = [
     "PeriodConfig",
     "QuerierConfig",
     "QueryRangeConfig",
+    "QuerySchedulerConfig",
+    "RuntimeConfigFiles",
     "SchemaConfig",
     "ServerConfig",
     "SqlConfig",
     "StorageConfig",
-    "TenantOverrides",
+    "StreamRetention",
     "TsdbShipperConfig",
     "WalConfig",
     "active_period",
     "config_from_mapping",
     "config_from_yaml",
     "config_to_dict",
+    "limits_errors",
+    "overlay_limits",
     "setting",
     "validate_config",
 ]
@@ -157,15 +162,30 @@ class IngesterConfig:
     flush_on_shutdown: bool = setting(True, "Flush the head to Parquet on a clean shutdown.")
     wal_segment_max_bytes: int = setting(64 * MIB, "Start a new WAL segment past this size.")
     row_group_rows: int = setting(131072, "Rows per Parquet row group.")
+    chunk_idle_period: float = setting(
+        1800.0,
+        "A stream that received nothing for this long stops counting as active (stream "
+        "limits) and forgets its newest timestamp (out-of-order window).",
+        duration=True,
+    )
+    max_returned_stream_errors: int = setting(
+        10, "Rejected entries of one stream listed in a push's error (0: all)."
+    )
 
 
 @dataclass
 class LimitsConfig:
-    """Per-tenant limits (``limits_config:``)."""
+    """Per-tenant limits (``limits_config:``); the runtime overrides file replaces them per
+    tenant (``svc/limits/overrides.py``). Defaults are the reference's."""
 
-    block_ingestion_until: str = setting("", "Reject pushes until this RFC 3339 time.")
-    block_ingestion_status_code: int = setting(260, "Status answered while ingestion is blocked.")
-    max_line_size: int = setting(256 * 1024, "Largest log line in bytes (0: unlimited).")
+    # ingestion
+    ingestion_rate_strategy: str = setting(
+        "global",
+        "local: each distributor enforces the whole rate; global: the rate is divided "
+        "between the healthy distributors (not overridable per tenant).",
+    )
+    ingestion_rate_mb: float = setting(4.0, "Ingestion rate per tenant, in MB (2^20 B) per second.")
+    ingestion_burst_size_mb: float = setting(6.0, "Ingestion burst per tenant, in MB.")
     max_label_name_length: int = setting(1024, "Longest label name.")
     max_label_value_length: int = setting(2048, "Longest label value.")
     max_label_names_per_series: int = setting(15, "Most labels on one stream.")
@@ -176,33 +196,38 @@ class LimitsConfig:
     creation_grace_period: float = setting(
         600.0, "How far in the future entries may be.", duration=True
     )
+    max_line_size: int = setting(256 * 1024, "Largest log line (0: unlimited).", bytesize=True)
+    max_line_size_truncate: bool = setting(False, "Cut longer lines instead of refusing them.")
+    max_line_size_truncate_identifier: str = setting(
+        "", "Appended to a cut line (counted in max_line_size)."
+    )
+    max_streams_per_user: int = setting(0, "Active streams per tenant on one ingester (0: off).")
+    max_global_streams_per_user: int = setting(
+        5000, "Active streams per tenant in the cluster (0: off)."
+    )
+    unordered_writes: bool = setting(
+        True, "Accept entries older than a stream's newest one, within max_chunk_age/2."
+    )
+    per_stream_rate_limit: int = setting(
+        3 * MIB, "Ingestion rate of one stream, per second.", bytesize=True
+    )
+    per_stream_rate_limit_burst: int = setting(
+        15 * MIB, "Ingestion burst of one stream.", bytesize=True
+    )
+    enforced_labels: list[str] = setting(  # noqa: RUF009
+        [], "Labels every pushed stream must have."
+    )
+    block_ingestion_until: str = setting("", "Reject pushes until this RFC 3339 time.")
+    block_ingestion_status_code: int = setting(260, "Status answered while ingestion is blocked.")
     allow_structured_metadata: bool = setting(True, "Accept structured metadata on entries.")
-    max_structured_metadata_size: int = setting(64 * 1024, "Largest metadata of one entry, bytes.")
+    max_structured_metadata_size: int = setting(
+        64 * 1024, "Largest metadata of one entry.", bytesize=True
+    )
     max_structured_metadata_entries_count: int = setting(128, "Most metadata pairs on one entry.")
-    max_entries_limit_per_query: int = setting(5000, "Largest `limit` of a log query.")
-    max_query_series: int = setting(500, "Most series a metric query may return.")
-    max_query_length: float = setting(721 * 3600.0, "Longest query time range.", duration=True)
-    query_timeout: float = setting(60.0, "Queries running longer are cancelled.", duration=True)
-    volume_enabled: bool = setting(True, "Serve the index volume endpoints.")
-    deletion_mode: str = setting(
-        "filter-and-delete",
-        "Log deletion for the tenant: disabled, filter-only or filter-and-delete.",
-    )
-    retention_period: float = setting(
-        0.0,
-        "How long entries are kept (0: forever; needs compactor.retention_enabled).",
-        duration=True,
-    )
-    retention_stream: list[StreamRetention] = setting(  # noqa: RUF009
-        [], "Per-stream retention rules: selector, priority, period (>= 24h)."
-    )
-    allow_deletes: bool = setting(False, "Deprecated and ignored: use deletion_mode.")
     otlp_promoted_resource_attributes: list[str] = setting(  # noqa: RUF009
         [], "OTLP resource attributes turned into stream labels (empty: the default list)."
     )
-    ruler_max_rules_per_rule_group: int = setting(0, "Most rules in one rule group (0: no limit).")
-    ruler_max_rule_groups_per_tenant: int = setting(0, "Most rule groups per tenant (0: no limit).")
-    ruler_remote_write_disabled: bool = setting(False, "Discard the tenant's recorded samples.")
+    allow_deletes: bool = setting(False, "Deprecated and ignored: use deletion_mode.")
     discover_service_name: list[str] = setting(  # noqa: RUF009
         list(DEFAULT_DISCOVER_SERVICE_NAME),
         "Labels whose value a stream without service_name gets as one, in order (else"
@@ -217,6 +242,64 @@ class LimitsConfig:
     log_level_from_json_max_depth: int = setting(
         2, "Depth of JSON objects searched for a level field (0 or less: any)."
     )
+    # queries
+    max_query_series: int = setting(500, "Most series a metric query may return.")
+    max_query_lookback: float = setting(
+        0.0, "How far back queries may read (0: no limit).", duration=True
+    )
+    max_query_length: float = setting(721 * 3600.0, "Longest query time range.", duration=True)
+    max_query_range: float = setting(
+        0.0, "Longest [range] of a range aggregation (0: no limit).", duration=True
+    )
+    max_query_parallelism: int = setting(
+        32, "Sub-queries of one query run at once (non-TSDB periods; 0 disables queries)."
+    )
+    tsdb_max_query_parallelism: int = setting(
+        128, "Sub-queries of one query run at once (TSDB periods; 0 disables queries)."
+    )
+    tsdb_max_bytes_per_shard: int = setting(
+        600 * MIB, "Target size of one query shard (must be positive).", bytesize=True
+    )
+    max_streams_matchers_per_query: int = setting(1000, "Most stream matchers in one query.")
+    max_concurrent_tail_requests: int = setting(10, "Open tail connections per tenant.")
+    max_entries_limit_per_query: int = setting(5000, "Largest `limit` of a log query.")
+    query_timeout: float = setting(60.0, "Queries running longer are cancelled.", duration=True)
+    split_queries_by_interval: float = setting(
+        3600.0, "Range queries run as sub-queries of this span (0: not split).", duration=True
+    )
+    split_metadata_queries_by_interval: float = setting(
+        86400.0,
+        "Span of the sub-queries of labels and series requests (0: not split).",
+        duration=True,
+    )
+    max_query_bytes_read: int = setting(
+        0, "Most bytes one query may read, estimated before it runs (0: off).", bytesize=True
+    )
+    max_querier_bytes_read: int = setting(
+        150 * 1024 * MIB, "Most bytes one sub-query may read (0: off).", bytesize=True
+    )
+    volume_enabled: bool = setting(True, "Serve the index volume endpoints.")
+    # ruler
+    ruler_max_rules_per_rule_group: int = setting(0, "Most rules in one rule group (0: no limit).")
+    ruler_max_rule_groups_per_tenant: int = setting(0, "Most rule groups per tenant (0: no limit).")
+    ruler_remote_write_disabled: bool = setting(False, "Discard the tenant's recorded samples.")
+    # retention and deletion
+    deletion_mode: str = setting(
+        "filter-and-delete",
+        "Log deletion for the tenant: disabled, filter-only or filter-and-delete.",
+    )
+    retention_period: float = setting(
+        0.0, "How long the tenant's entries are kept (0: forever).", duration=True
+    )
+    retention_stream: list[StreamRetention] = field(
+        default_factory=list,
+        metadata={
+            "help": "Retention periods of the streams matching selectors (highest priority wins).",
+            "duration": False,
+            "bytesize": False,
+        },
+    )
+    # patterns
     pattern_ingester_tokenizable_json_fields_default: str = setting(
         "log,message,msg,msg_,_msg,content",
         "Comma-separated JSON members whose text patterns are mined from.",
@@ -227,27 +310,13 @@ class LimitsConfig:
     pattern_ingester_tokenizable_json_fields_delete: str = setting(
         "", "Comma-separated JSON members removed from the default and added ones."
     )
-
-
-@dataclass
-class TenantOverrides:
-    """Settings of one tenant that replace the ``limits_config`` ones (``overrides.<tenant>``)."""
-
-    otlp_promoted_resource_attributes: list[str] | None = setting(  # noqa: RUF009
-        None, "OTLP resource attributes turned into stream labels for this tenant (empty: default)."
+    # the deprecated spelling of runtime_config
+    per_tenant_override_config: str = setting(
+        "", "Deprecated: the runtime overrides file (use runtime_config.file)."
     )
-    deletion_mode: str | None = setting(
-        None, "Log deletion for this tenant (disabled, filter-only, filter-and-delete)."
+    per_tenant_override_period: float = setting(
+        10.0, "Deprecated: reload period of per_tenant_override_config.", duration=True
     )
-    retention_period: float | None = setting(
-        None, "How long this tenant's entries are kept (0: forever).", duration=True
-    )
-    retention_stream: list[StreamRetention] | None = setting(  # noqa: RUF009
-        None, "This tenant's per-stream retention rules (replace the global list)."
-    )
-    ruler_max_rules_per_rule_group: int | None = setting(None, "Rules per group for this tenant.")
-    ruler_max_rule_groups_per_tenant: int | None = setting(None, "Rule groups of this tenant.")
-    ruler_remote_write_disabled: bool | None = setting(None, "Discard this tenant's samples.")
 
 
 @dataclass
@@ -323,6 +392,26 @@ class QueryRangeConfig:
     """Range query behaviour (``query_range:``)."""
 
     align_queries_with_step: bool = setting(True, "Align metric range queries to the step.")
+
+
+@dataclass
+class QuerySchedulerConfig:
+    """Queues of query requests in front of the query workers (``query_scheduler:``)."""
+
+    max_outstanding_requests_per_tenant: int = setting(
+        32000, "Sub-queries a tenant may have queued; more answer 429."
+    )
+    max_queue_hierarchy_levels: int = setting(
+        3, "Deepest actor-path sub-queue under a tenant's queue (0: the header is ignored)."
+    )
+
+
+@dataclass
+class RuntimeConfigFiles:
+    """Files reloaded while running: per-tenant overrides (``runtime_config:``)."""
+
+    file: str = setting("", "Comma-separated YAML files, merged left to right.")
+    period: float = setting(10.0, "How often the files are read again.", duration=True)
 
 
 @dataclass
@@ -457,6 +546,8 @@ class Config:
     limits_config: LimitsConfig = field(default_factory=LimitsConfig)
     querier: QuerierConfig = field(default_factory=QuerierConfig)
     query_range: QueryRangeConfig = field(default_factory=QueryRangeConfig)
+    query_scheduler: QuerySchedulerConfig = field(default_factory=QuerySchedulerConfig)
+    runtime_config: RuntimeConfigFiles = field(default_factory=RuntimeConfigFiles)
     compactor: CompactorConfig = field(default_factory=CompactorConfig)
     schema_config: SchemaConfig = field(default_factory=SchemaConfig)
     storage_config: StorageConfig = field(default_factory=StorageConfig)
@@ -464,8 +555,10 @@ class Config:
     ruler: RulerConfig = field(default_factory=RulerConfig)
     sql: SqlConfig = field(default_factory=SqlConfig)
     backfill: BackfillConfig = field(default_factory=BackfillConfig)
-    overrides: dict[str, TenantOverrides] = setting(  # noqa: RUF009
-        {}, "Per-tenant settings replacing limits_config ones, by tenant ID."
+    overrides: dict[str, Any] = setting(  # noqa: RUF009
+        {},
+        "Per-tenant limits blocks, as the runtime overrides file's `overrides:` (read first, "
+        "the files go over them).",
     )
 
 
@@ -522,27 +615,21 @@ def validate_config(config: Config) -> list[str]:
         errors.append(f"invalid http_listen_port: {config.server.http_listen_port}")
     if not config.common.path_prefix:
         errors.append("common.path_prefix must not be empty")
-    if config.limits_config.block_ingestion_until:
-        try:
-            parse_timestamp_ns(config.limits_config.block_ingestion_until)
-        except ValueError as exc:
-            errors.append(f"limits_config.block_ingestion_until: {exc}")
     threshold = config.ingester.wal.disk_full_threshold
     if not 0 <= threshold <= 1:
         errors.append(
             f"invalid disk full threshold: {go_format_v(threshold)} (must be between 0 and 1)"
         )
-    if config.limits_config.deletion_mode not in DELETION_MODES:
-        errors.append(f"invalid deletion mode: {config.limits_config.deletion_mode}")
+    errors += [
+        f"CONFIG ERROR: invalid limits_config config: {problem}"
+        for problem in limits_errors(config.limits_config)
+    ]
     try:
         parse_memory_limit(config.querier.query_memory_limit)
     except ValueError as exc:
         errors.append(f"querier.query_memory_limit: {exc}")
     if config.querier.max_template_line_size <= 0:
         errors.append("querier.max_template_line_size must be positive")
-    rule_error = retention_rule_error(config.limits_config.retention_stream)
-    if rule_error:
-        errors.append(f"CONFIG ERROR: invalid limits_config config: {rule_error}")
     errors += compactor_config_errors(
         config.compactor,
         target=config.target,
@@ -598,29 +685,55 @@ def _pattern_ingester_errors(cfg: PatternIngesterConfig) -> list[str]:
 
 
 def _override_errors(config: Config) -> list[str]:
-    errors = []
-    for tenant, override in config.overrides.items():
+    """Problems of the inline ``overrides:`` blocks, worded as the runtime file's."""
+    errors: list[str] = []
+    for tenant, raw in config.overrides.items():
+        found: list[str] = []
         try:
-            validate_tenant_id(tenant)
+            validate_tenant_id(str(tenant))
         except ServiceError as exc:
-            errors.append(f"invalid override for tenant {tenant}: {exc.message}")
-        names = override.otlp_promoted_resource_attributes
-        if names is not None and not (
-            isinstance(names, list) and all(isinstance(name, str) for name in names)
-        ):
-            errors.append(
-                f"invalid override for tenant {tenant}: "
-                "otlp_promoted_resource_attributes must be a list of strings"
-            )
-        if override.deletion_mode is not None and override.deletion_mode not in DELETION_MODES:
-            errors.append(
-                f"invalid override for tenant {tenant}: invalid deletion mode: "
-                f"{override.deletion_mode}"
-            )
-        rule_error = retention_rule_error(override.retention_stream or [])
-        if rule_error:
-            errors.append(f"invalid override for tenant {tenant}: {rule_error}")
+            found.append(exc.message)
+        if raw is not None:
+            found += limits_errors(overlay_limits(config.limits_config, raw, found))
+        errors += [f"invalid override for tenant {tenant}: {problem}" for problem in found]
     return errors
+
+
+def overlay_limits(base: LimitsConfig, raw: Any, errors: list[str]) -> LimitsConfig:
+    """``base`` with the keys of one tenant's block replaced (strict: unknown keys and
+    values of the wrong type are appended to ``errors``)."""
+    if not isinstance(raw, dict):
+        errors.append("expected a mapping")
+        return base
+    hints = typing.get_type_hints(LimitsConfig)
+    fields = {f.name: f for f in dataclasses.fields(LimitsConfig)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        f = fields.get(str(key))
+        if f is None:
+            errors.append(f"field {key} not found in type validation.plain")
+            continue
+        converted = _convert(hints[f.name], f, value, str(key), errors)
+        if converted is not _INVALID:
+            values[f.name] = converted
+    return dataclasses.replace(base, **values)
+
+
+def limits_errors(limits: LimitsConfig) -> list[str]:
+    """The reference's checks of a limits block, in its order (the first failure only)."""
+    rule_error = retention_rule_error(limits.retention_stream)
+    if rule_error:
+        return [rule_error]
+    if limits.deletion_mode not in DELETION_MODES:
+        return ["unknown deletion mode: must be one of " + "|".join(DELETION_MODES)]
+    if limits.tsdb_max_bytes_per_shard <= 0:
+        return ["querier.tsdb-max-bytes-per-shard must be greater than 0"]
+    if limits.block_ingestion_until:
+        try:
+            parse_timestamp_ns(limits.block_ingestion_until)
+        except ValueError as exc:
+            return [f"block_ingestion_until: {exc}"]
+    return []
 
 
 def config_to_dict(config: Any) -> dict[str, Any]:
@@ -631,6 +744,8 @@ def config_to_dict(config: Any) -> dict[str, Any]:
         key = f.metadata.get("key", f.name)
         if f.metadata.get("duration") and value is not None:
             out[key] = format_prom_duration(round(value * 1e9))
+        elif f.metadata.get("bytesize"):
+            out[key] = format_datasize(value)
         else:
             out[key] = _plain(value)
     return out
@@ -727,6 +842,14 @@ def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors
         except (TypeError, ValueError) as exc:
             errors.append(f"{path}: {exc}")
             return _INVALID
+    if f.metadata.get("bytesize"):
+        try:
+            if isinstance(value, bool | float | list | dict) or value is None:
+                raise ValueError(f"cannot unmarshal {value!r} into a byte size")
+            return parse_datasize(str(value))
+        except ValueError as exc:
+            errors.append(f"{path}: {exc}")
+            return _INVALID
     origin = typing.get_origin(hint)
     expected = origin if origin is not None and not isinstance(origin, types.UnionType) else hint
     if value is None and expected in _ZERO:
@@ -743,5 +866,14 @@ def _convert(hint: Any, f: dataclasses.Field[Any], value: Any, path: str, errors
         return str(value)
     if expected is list and not isinstance(value, list):
         errors.append(f"{path}: expected a list")
+        return _INVALID
+    if hint == list[str]:
+        # An empty item is Go's zero string, as the reference's YAML decoder reads it.
+        value = ["" if item is None else item for item in value]
+        if not all(isinstance(item, str) for item in value):
+            errors.append(f"{path}: expected a list of strings")
+            return _INVALID
+    if expected is dict and not isinstance(value, dict):
+        errors.append(f"{path}: expected a mapping")
         return _INVALID
     return value

@@ -14,13 +14,20 @@ __all__ = ["MIB", "setting"]
 MIB = 1024 * 1024
 
 
-def setting(default: Any, help: str, *, duration: bool = False, key: str | None = None) -> Any:
+def setting(
+    default: Any,
+    help: str,
+    *,
+    duration: bool = False,
+    bytesize: bool = False,
+    key: str | None = None,
+) -> Any:
     """A config field with its default and help string.
 
-    ``duration`` marks seconds fields; ``key`` is the YAML name when it cannot be the
-    attribute's (``from``).
+    ``duration`` marks seconds fields, ``bytesize`` byte counts written as sizes
+    (``256KB``); ``key`` is the YAML name when it cannot be the attribute's (``from``).
     """
-    metadata = {"help": help, "duration": duration}
+    metadata: dict[str, Any] = {"help": help, "duration": duration, "bytesize": bytesize}
     if key is not None:
         metadata["key"] = key
     if isinstance(default, list | dict):

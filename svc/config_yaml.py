@@ -61,6 +61,9 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> Iterator[
 
 
 _LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+# Parts of a read config (raw ``overrides:`` blocks) are written back out as YAML: a
+# LineDict is written as the mapping it is.
+yaml.SafeDumper.add_representer(LineDict, yaml.SafeDumper.represent_dict)
 
 
 def _describe(exc: yaml.YAMLError) -> str:

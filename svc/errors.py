@@ -7,6 +7,7 @@
     ├── NotFoundError            (404)
     ├── ConflictError            (409)
     ├── PayloadTooLargeError     (413)
+    ├── UnprocessableEntityError (422)
     ├── TooManyRequestsError     (429)
     ├── ServiceUnavailableError  (503)
     └── GatewayTimeoutError      (504)
@@ -18,7 +19,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+PRODUCT = "the service"
+"""What the reference's messages call "Loki" ("contact your the service administrator")."""
+
 __all__ = [
+    "PRODUCT",
     "BadRequestError",
     "ConflictError",
     "ForbiddenError",
@@ -29,6 +34,7 @@ __all__ = [
     "ServiceUnavailableError",
     "TooManyRequestsError",
     "UnauthorizedError",
+    "UnprocessableEntityError",
 ]
 
 
@@ -76,6 +82,12 @@ class PayloadTooLargeError(ServiceError):
     """The request body is over the configured size (413)."""
 
     status = 413
+
+
+class UnprocessableEntityError(ServiceError):
+    """The request is well-formed but holds nothing to act on (422)."""
+
+    status = 422
 
 
 class TooManyRequestsError(ServiceError):

@@ -25,9 +25,13 @@ from svc.compactor.deletions import Deletions
 from svc.compactor.limits import deletion_served
 from svc.compactor.metrics import CompactorMetrics
 from svc.compactor.service import Compactor, build_compactor
-from svc.config import Config
+from svc.config import Config, LimitsConfig
+from svc.distributor import Distributor
 from svc.errors import ServiceUnavailableError
-from svc.ingest.model import PushLimits
+from svc.frontend.frontend import QueryFrontend
+from svc.limits.discarded import DiscardedData
+from svc.limits.merge import merged_limits
+from svc.limits.overrides import Overrides
 from svc.ops.cache_gen import CacheGenerations
 from svc.ops.index_sync import IndexSyncer
 from svc.ops.ingester import IngesterLifecycle
@@ -36,6 +40,7 @@ from svc.ops.services import Service, ServiceRegistry, State
 from svc.query.engine import QueryEngine
 from svc.query.memory import parse_memory_limit
 from svc.ruler.service import RULER_TARGETS, Ruler, build_ruler
+from svc.scheduler.workers import Scheduler, SchedulerCollector
 from svc.sql.service import SqlService, build_sql_service
 from svc.storage.store import Store, StoreSettings
 from svc.tenancy import TenantResolver
@@ -47,29 +52,6 @@ log = logging.getLogger(__name__)
 _STARTUP_JOIN_SECONDS = 60.0
 
 
-def push_limits(config: Config) -> PushLimits:
-    """The decoder limits of the config."""
-    limits = config.limits_config
-    return PushLimits(
-        max_recv_msg_size=config.distributor.max_recv_msg_size,
-        max_decompressed_size=config.distributor.max_decompressed_size,
-        max_label_name_length=limits.max_label_name_length,
-        max_label_value_length=limits.max_label_value_length,
-        max_label_names_per_series=limits.max_label_names_per_series,
-        max_line_size=limits.max_line_size,
-        reject_old_samples=limits.reject_old_samples,
-        reject_old_samples_max_age_ns=int(limits.reject_old_samples_max_age * 1e9),
-        creation_grace_period_ns=int(limits.creation_grace_period * 1e9),
-        allow_structured_metadata=limits.allow_structured_metadata,
-        max_structured_metadata_size=limits.max_structured_metadata_size,
-        max_structured_metadata_entries_count=limits.max_structured_metadata_entries_count,
-        discover_service_name=tuple(limits.discover_service_name),
-        discover_log_levels=limits.discover_log_levels,
-        log_level_fields=tuple(limits.log_level_fields),
-        log_level_from_json_max_depth=limits.log_level_from_json_max_depth,
-    )
-
-
 @dataclass
 class Runtime:
     """Config, store, query engine, tenant rules and internal services of one instance."""
@@ -78,12 +60,15 @@ class Runtime:
     store: Store
     engine: QueryEngine
     resolver: TenantResolver
-    limits: PushLimits
+    distributor: Distributor
     ingester: IngesterLifecycle
     syncer: IndexSyncer
     cache_generations: CacheGenerations
+    overrides: Overrides
+    metrics: Metrics
+    scheduler: Scheduler
+    frontend: QueryFrontend
     services: ServiceRegistry = field(default_factory=ServiceRegistry)
-    metrics: Metrics = field(default_factory=Metrics)
     shutdown_requested: threading.Event = field(default_factory=threading.Event)
     replayed_rows: int = 0
     ruler: Ruler | None = None
@@ -110,25 +95,36 @@ class Runtime:
             )
         )
         shipper = config.storage_config.tsdb_shipper
+        metrics = Metrics()
+        overrides = Overrides(config, metrics.registry)
+        engine = QueryEngine(
+            store,
+            timeout_seconds=config.limits_config.query_timeout,
+            scan_group_rows=config.querier.log_scan_group_rows,
+            memory_limit=parse_memory_limit(config.querier.query_memory_limit),
+            spill_dir=root / "query-spill",
+            template_line_chars=config.querier.max_template_line_size,
+            template_query_chars=config.querier.max_template_query_size,
+            max_concurrent=config.querier.max_concurrent,
+        )
+        scheduler = Scheduler(
+            config.querier.max_concurrent,
+            config.query_scheduler.max_outstanding_requests_per_tenant,
+        )
+
+        def query_limits(tenants: tuple[str, ...]) -> LimitsConfig:
+            return merged_limits([overrides.limits_for(tenant) for tenant in tenants])
+
         rt = cls(
             config=config,
             store=store,
-            engine=QueryEngine(
-                store,
-                timeout_seconds=config.limits_config.query_timeout,
-                scan_group_rows=config.querier.log_scan_group_rows,
-                memory_limit=parse_memory_limit(config.querier.query_memory_limit),
-                spill_dir=root / "query-spill",
-                template_line_chars=config.querier.max_template_line_size,
-                template_query_chars=config.querier.max_template_query_size,
-                max_concurrent=config.querier.max_concurrent,
-            ),
+            engine=engine,
             resolver=TenantResolver(
                 auth_enabled=config.auth_enabled,
                 no_auth_tenant=config.no_auth_tenant,
                 multi_tenant_queries=config.querier.multi_tenant_queries_enabled,
             ),
-            limits=push_limits(config),
+            distributor=Distributor(config, overrides, store, DiscardedData(metrics.registry)),
             ingester=IngesterLifecycle(
                 store,
                 marker_dir=Path(ingester.shutdown_marker_path or root),
@@ -142,15 +138,24 @@ class Runtime:
                 min_duration=shipper.min_sync_duration,
             ),
             cache_generations=CacheGenerations(store.catalog),
+            overrides=overrides,
+            metrics=metrics,
+            scheduler=scheduler,
+            frontend=QueryFrontend(config, engine, scheduler, query_limits),
         )
         rt.sql = build_sql_service(config, rt.engine, rt.metrics.registry)
         if config.target in RULER_TARGETS:
-            rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry)
+            rt.ruler = build_ruler(config, rt.engine, rt.metrics.registry, rt.limits_for)
         rt._build_compactor()
         rt._register_services()
         rt.metrics.watch(store, rt.services)
+        rt.metrics.registry.register(SchedulerCollector(scheduler))
         rt.metrics.shutdown_marker.set_function(lambda: float(rt.ingester.prepared))
         return rt
+
+    def limits_for(self, tenant: str) -> LimitsConfig:
+        """The tenant's limits: its runtime override, else ``limits_config``."""
+        return self.overrides.limits_for(tenant)
 
     def _build_compactor(self) -> None:
         """Delete requests (filtering every query from the start) and, on the compactor's
@@ -163,7 +168,7 @@ class Runtime:
                 "deletion functionality"
             )
         metrics = CompactorMetrics(self.metrics.registry)
-        deletions = Deletions(config, self.store.catalog, metrics)
+        deletions = Deletions(config, self.store.catalog, metrics, self.limits_for)
         if deletion_served(config):
             deletions.load()
             self.store.delete_filters = deletions.filters
@@ -173,6 +178,8 @@ class Runtime:
 
     def _register_services(self) -> None:
         store = self.store
+        if self.overrides.files:
+            self.services.add(Service("runtime-config", self.overrides.start, self.overrides.stop))
         self.services.add(
             Service("store", store.open_catalog, store.close_catalog, degraded=store.degraded_lake)
         )
@@ -186,7 +193,14 @@ class Runtime:
             )
         )
         self.services.add(self.ingester.service)
-        self.services.add(Service("querier", stopping=self._stop_querier, depends_on=("store",)))
+        self.services.add(
+            Service(
+                "querier",
+                starting=self.scheduler.start,
+                stopping=self._stop_querier,
+                depends_on=("store",),
+            )
+        )
         self.services.add(
             Service(
                 "index-gateway",
@@ -210,6 +224,7 @@ class Runtime:
             self.services.add(Service("ruler", self.ruler.start, self.ruler.stop, depends_on=needs))
 
     def _stop_querier(self) -> None:
+        self.scheduler.stop()
         if self.sql is not None:
             self.sql.close()
         self.engine.close()

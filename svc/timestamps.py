@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
-__all__ = ["parse_rfc3339_ns", "parse_timestamp_ns"]
+__all__ = ["format_go_time", "format_rfc3339", "parse_rfc3339_ns", "parse_timestamp_ns"]
 
 
 _MIN_NS = -(1 << 63)
@@ -55,3 +55,23 @@ def parse_rfc3339_ns(text: str) -> int:
     base = datetime.fromisoformat(f"{date}T{clock}{zone}")
     nanos = int((fraction or "").ljust(9, "0"))
     return int(base.timestamp()) * 1_000_000_000 + nanos
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def format_rfc3339(ns: int) -> str:
+    """Unix nanoseconds as RFC 3339 in UTC, to the second (Go's ``time.RFC3339``)."""
+    moment = _EPOCH + timedelta(microseconds=ns // 1000)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_go_time(ns: int) -> str:
+    """Unix nanoseconds as Go's ``time.Time.String()`` in UTC:
+    ``2024-05-01 10:00:00.5 +0000 UTC`` (fraction without trailing zeros)."""
+    seconds, fraction = divmod(ns, 1_000_000_000)
+    moment = _EPOCH + timedelta(seconds=seconds)
+    text = moment.strftime("%Y-%m-%d %H:%M:%S")
+    if fraction:
+        text += "." + f"{fraction:09d}".rstrip("0")
+    return text + " +0000 UTC"

@@ -49,10 +49,21 @@ def make_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
             srv.kill()
 
 
-@pytest.fixture(scope="session")
-def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessApp]:
-    """The service app in this process, shared by API-shape tests isolated by tenant."""
-    instance = InProcessApp(tmp_path_factory.mktemp("app")).start()
+UNSPLIT = {
+    "limits_config": {"split_queries_by_interval": "0s", "split_metadata_queries_by_interval": "0s"}
+}
+"""Queries run whole, as one sub-query each (the default splits them by the hour)."""
+
+
+@pytest.fixture(scope="session", params=["split", "unsplit"])
+def app(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[InProcessApp]:
+    """The service app in this process, shared by API-shape tests isolated by tenant; every
+    test using it runs twice, with queries split into sub-queries (the default) and whole,
+    as the answers must not depend on it."""
+    overrides = UNSPLIT if request.param == "unsplit" else {}
+    instance = InProcessApp(tmp_path_factory.mktemp("app"), overrides).start()
     yield instance
     instance.stop()
 

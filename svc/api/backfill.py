@@ -90,7 +90,7 @@ async def backfill_upload(request: Request[Any, Any, Any]) -> Response[bytes]:
         settings = BackfillSettings(
             root=root,
             tenant=tenant,
-            limits=rt.limits,
+            limits=rt.distributor.push_limits(rt.limits_for(tenant)),
             options=options,
             format=fmt,
             row_group_rows=rt.config.ingester.row_group_rows,

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from litestar import Request
 
 from svc.api.params import Params
+from svc.frontend.frontend import QueryRequest
 from svc.runtime import Runtime
 from svc.tenancy import ORG_ID_HEADER
 
-__all__ = ["api_paths", "org_header", "request_params", "runtime"]
+__all__ = ["api_paths", "org_header", "query_request", "request_params", "runtime"]
 
 API_PREFIXES = ("/svc/api/v1", "/loki/api/v1")
 
@@ -42,3 +44,11 @@ async def request_params(request: Request[Any, Any, Any]) -> Params:
         for name, value in form.multi_items():
             values.setdefault(name, []).append(str(value))
     return Params(values)
+
+
+def query_request(
+    request: Request[Any, Any, Any], tenants: tuple[str, ...]
+) -> AbstractAsyncContextManager[QueryRequest]:
+    """The request's way through the query frontend: its limits, queue, deadline, and a
+    watch on the client (a client that goes away cancels its queries)."""
+    return runtime(request).frontend.request(request.headers, request.receive, tenants)

@@ -36,7 +36,7 @@ def _tenant(request: Request[Any, Any, Any]) -> str | Response[bytes]:
     """The request's tenant, or the answer when deletion is not available to it."""
     rt = runtime(request)
     tenant = rt.resolver.single(org_header(request))
-    mode = deletion_mode(rt.config, tenant)
+    mode = deletion_mode(rt.limits_for(tenant))
     if mode == DISABLED:
         return error_text(_DELETION_OFF, 403)
     if mode not in MODES:

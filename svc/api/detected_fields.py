@@ -11,7 +11,7 @@ from litestar.params import FromPath
 import logql_to_sql
 from gocompat.fmt import go_quote
 from logql_to_sql import ast
-from svc.api.common import api_paths, org_header, request_params, runtime
+from svc.api.common import api_paths, org_header, query_request, request_params, runtime
 from svc.api.params import Params, range_params, step_param
 from svc.api.responses import json_response
 from svc.errors import BadRequestError
@@ -71,9 +71,10 @@ async def _scan(request: Request[Any, Any, Any]) -> _Scan:
     step_param(params, window)
     query = _log_query(params.get("query") or "")
     rt.require_ready()
-    entries = await rt.engine.call(
-        recent_entries, tenants, query, window.start_ns, window.end_ns, line_limit
-    )
+    async with query_request(request, tenants) as scheduled:
+        entries = await scheduled.run(
+            recent_entries, tenants, query, window.start_ns, window.end_ns, line_limit
+        )
     return _Scan(entries, limit)
 
 

@@ -13,7 +13,7 @@ from litestar import Request, Response, get, post
 
 import logql_to_sql
 from logql_to_sql import ast
-from svc.api.common import api_paths, org_header, request_params, runtime
+from svc.api.common import api_paths, org_header, query_request, request_params, runtime
 from svc.api.params import (
     Params,
     TimeRange,
@@ -82,8 +82,14 @@ async def _index_stats(request: Request[Any, Any, Any]) -> Response[bytes]:
     matchers = parse_matchers(params.get("query"))
     rt.require_ready()
     total = IndexStats(0, 0, 0, 0)
-    for tenant in tenants:
-        found = await rt.engine.call(index_stats, tenant, matchers, window.start_ns, window.end_ns)
+    async with query_request(request, tenants) as query:
+        found_each = [
+            await query.run(
+                index_stats, tenant, matchers, query.floored(window.start_ns), window.end_ns
+            )
+            for tenant in tenants
+        ]
+    for found in found_each:
         total = IndexStats(
             total.streams + found.streams,
             total.chunks + found.chunks,
@@ -144,19 +150,22 @@ async def _volume(request: Request[Any, Any, Any], *, ranged: bool) -> Response[
     by_series = _aggregate_by_series(params)
     if window is None:
         window = range_params(params)
-    if not rt.config.limits_config.volume_enabled:
+    if not rt.frontend.limits_of(tenants).volume_enabled:
         raise NotFoundError("not found")
-    volume_request = VolumeRequest(
-        matchers=parse_matchers(params.get("query")),
-        start_ns=window.start_ns,
-        end_ns=window.end_ns,
-        limit=limit,
-        step_ns=step,
-        target_labels=_target_labels(params),
-        aggregate_by_series=by_series,
-    )
+    matchers = parse_matchers(params.get("query"))
+    targets = _target_labels(params)
     rt.require_ready()
-    result = await rt.engine.call(run_volume, tenants, volume_request)
+    async with query_request(request, tenants) as query:
+        volume_request = VolumeRequest(
+            matchers=matchers,
+            start_ns=query.floored(window.start_ns),
+            end_ns=window.end_ns,
+            limit=limit,
+            step_ns=step,
+            target_labels=targets,
+            aggregate_by_series=by_series,
+        )
+        result = await query.run(run_volume, tenants, volume_request)
     return json_response(volume_payload(result))
 
 

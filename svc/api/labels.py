@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,12 +11,13 @@ from litestar.params import FromPath
 
 import logql_to_sql
 from logql_to_sql import ast
-from svc.api.common import api_paths, org_header, request_params, runtime
+from svc.api.common import api_paths, org_header, query_request, request_params, runtime
 from svc.api.params import TimeRange, range_params
 from svc.api.responses import json_response
 from svc.errors import BadRequestError
+from svc.frontend.limits import check_length, clamp_start
 from svc.ingest.labels import label_key
-from svc.query.series import label_names, label_values, matching_streams
+from svc.query.series import label_names, label_values
 from svc.query.tenants import TENANT_LABEL
 from svc.runtime import Runtime
 from svc.storage.streams import StreamInfo
@@ -53,15 +55,17 @@ async def _streams(request: Request[Any, Any, Any], selectors: list[str] | None 
     params = await request_params(request)
     window: TimeRange = range_params(params, default_since_ns=LABELS_DEFAULT_SINCE_NS)
     if selectors is None:
-        query = params.get("query")
-        selectors = [query] if query else []
+        text = params.get("query")
+        selectors = [text] if text else []
     parsed = [_selector(text) for text in dict.fromkeys(selectors)]
     rt.require_ready()
-    by_tenant = []
-    for tenant in tenants:
-        by_tenant.append(
-            await rt.engine.call(matching_streams, tenant, parsed, window.start_ns, window.end_ns)
-        )
+    async with query_request(request, tenants) as query:
+        limits = query.limits
+        start = clamp_start(window.start_ns, window.end_ns, limits, time.time_ns())
+        check_length(window.start_ns if start is None else start, window.end_ns, limits)
+        if start is None:
+            return _Found(rt, tenants, [[] for _ in tenants])
+        by_tenant = await rt.frontend.matching_streams(query, parsed, start, window.end_ns)
     return _Found(rt, tenants, by_tenant)
 
 

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +19,7 @@ from litestar.params import FromPath
 
 import logql_to_sql
 from logql_to_sql import ast
-from svc.api.common import org_header, request_params, runtime
+from svc.api.common import org_header, query_request, request_params, runtime
 from svc.api.labels import LABELS_DEFAULT_SINCE_NS
 from svc.api.params import (
     Params,
@@ -30,9 +31,11 @@ from svc.api.params import (
 )
 from svc.api.responses import json_response, stats_object
 from svc.errors import BadRequestError
+from svc.frontend.limits import check_length, clamp_start
 from svc.ingest.labels import go_quote
-from svc.query.log_queries import LogQueryRequest, run_log_query
-from svc.query.series import label_names, label_values, matching_streams
+from svc.query.engine import ScanStats
+from svc.query.log_queries import LogQueryRequest
+from svc.query.series import label_names, label_values
 from svc.query.streams import ResultStream
 
 __all__ = [
@@ -86,8 +89,8 @@ async def legacy_query(request: Request[Any, Any, Any]) -> Response[bytes]:
     if len(tenants) > 1:
         raise BadRequestError("multi-tenant queries are not supported by this endpoint yet")
     params = await request_params(request)
-    limits = rt.config.limits_config
-    window = range_params(params, max_length_ns=int(limits.max_query_length * 1e9))
+    limits = rt.frontend.limits_of(tenants)
+    window = range_params(params)
     limit = limit_param(params, maximum=limits.max_entries_limit_per_query)
     direction = direction_param(params)
     step_param(params, window)
@@ -95,9 +98,14 @@ async def legacy_query(request: Request[Any, Any, Any]) -> Response[bytes]:
     expr = logql_to_sql.parse(legacy_query_text(params))
     if not isinstance(expr, ast.LogQuery):
         raise BadRequestError(LEGACY_ONLY_STREAMS)
+    start = clamp_start(window.start_ns, window.end_ns, limits, time.time_ns())
+    check_length(window.start_ns if start is None else start, window.end_ns, limits)
     rt.require_ready()
-    query = LogQueryRequest(expr, window.start_ns, window.end_ns, limit, direction, interval)
-    streams, stats = await rt.engine.call(run_log_query, tenants[0], query)
+    if start is None:
+        return json_response({"streams": legacy_streams([]), "stats": stats_object(ScanStats())})
+    query = LogQueryRequest(expr, start, window.end_ns, limit, direction, interval)
+    async with query_request(request, tenants) as scheduled:
+        streams, stats = await rt.frontend.log_query(scheduled, query)
     return json_response({"streams": legacy_streams(streams), "stats": stats_object(stats)})
 
 
@@ -114,12 +122,11 @@ async def _label_streams(request: Request[Any, Any, Any]) -> list[Any]:
             raise BadRequestError(f"only stream selectors are allowed here: {query}")
         selectors.append(expr.selector.matchers)
     rt.require_ready()
-    streams: list[Any] = []
-    for tenant in tenants:
-        streams += await rt.engine.call(
-            matching_streams, tenant, selectors, window.start_ns, window.end_ns
+    async with query_request(request, tenants) as scheduled:
+        by_tenant = await rt.frontend.matching_streams(
+            scheduled, selectors, window.start_ns, window.end_ns
         )
-    return streams
+    return [info for streams in by_tenant for info in streams]
 
 
 def _values_response(values: list[str]) -> Response[bytes]:

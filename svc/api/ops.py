@@ -13,6 +13,7 @@ import os
 import signal
 from typing import Any
 
+import yaml
 from litestar import Request, Response, get, post, route
 from litestar.background_tasks import BackgroundTask
 from litestar.handlers import HTTPRouteHandler
@@ -22,6 +23,7 @@ from logql_to_sql import ast
 from svc.api.common import org_header, request_params, runtime
 from svc.api.responses import json_response
 from svc.api.ring import RING_ROUTES
+from svc.config import config_to_dict
 from svc.errors import BadRequestError
 from svc.logging_setup import LEVELS, current_level, set_level
 from svc.ops.config_view import config_yaml
@@ -99,6 +101,25 @@ async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
 async def config(request: Request[Any, Any, Any]) -> Response[bytes]:
     """The configuration as YAML; ``mode=diffs`` or ``mode=defaults``."""
     text = config_yaml(runtime(request).config, request.query_params.get("mode"))
+    return Response(text.encode(), media_type=_TEXT)
+
+
+@get("/runtime_config")
+async def runtime_config(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """The loaded runtime overrides as YAML; ``mode=diff``: each tenant's differences from
+    ``limits_config``."""
+    text = runtime(request).overrides.runtime_yaml(request.query_params.get("mode"))
+    return Response(text.encode(), media_type=_TEXT)
+
+
+@get("/config/tenant/v1/limits")
+async def tenant_limits(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """The limits in force for the request's tenant, as YAML."""
+    rt = runtime(request)
+    tenant = rt.resolver.single(org_header(request))
+    text = yaml.safe_dump(
+        config_to_dict(rt.limits_for(tenant)), sort_keys=False, default_flow_style=False
+    )
     return Response(text.encode(), media_type=_TEXT)
 
 
@@ -207,7 +228,15 @@ async def sync_indexes(request: Request[Any, Any, Any]) -> Response[bytes]:
     return Response(b"", status_code=202)
 
 
-_STATUS_ROUTES = [services, log_level, metrics, config, *RING_ROUTES]
+_STATUS_ROUTES = [
+    services,
+    log_level,
+    metrics,
+    config,
+    runtime_config,
+    tenant_limits,
+    *RING_ROUTES,
+]
 _GROUPS: list[tuple[frozenset[str], list[HTTPRouteHandler]]] = [
     (
         frozenset({"ingester", "write", "all"}),

@@ -19,10 +19,10 @@ import msgspec
 from litestar import Request, Response, post
 
 from svc.api.common import org_header, runtime
-from svc.api.push import check_blocked, read_body
-from svc.config import Config
+from svc.api.push import read_body
+from svc.config import LimitsConfig
 from svc.errors import ServiceError
-from svc.ingest.body import media_type
+from svc.ingest.body import DecompressedTooLargeError, media_type
 from svc.ingest.otlp import DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES, decode_otlp, encode_otlp_response
 
 __all__ = ["otlp_logs", "promoted_resource_attributes", "rpc_status"]
@@ -33,11 +33,9 @@ _STATUS_MEDIA_TYPE = "application/octet-stream"
 _STATUS_MESSAGE_TAG = 0x12  # google.rpc.Status field 2 (message), length-delimited
 
 
-def promoted_resource_attributes(config: Config, tenant: str) -> frozenset[str]:
-    """The tenant's override, else ``limits_config``'s list, else the reference's default."""
-    override = config.overrides.get(tenant)
-    names = override.otlp_promoted_resource_attributes if override is not None else None
-    names = names or config.limits_config.otlp_promoted_resource_attributes
+def promoted_resource_attributes(limits: LimitsConfig) -> frozenset[str]:
+    """The tenant's list (its override or ``limits_config``'s), else the reference's default."""
+    names = limits.otlp_promoted_resource_attributes
     return frozenset(names) if names else DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES
 
 
@@ -88,24 +86,26 @@ async def otlp_logs(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Accept an OTLP logs export; answer once it is durable."""
     rt = runtime(request)
     tenant = rt.resolver.single(org_header(request))
-    blocked = check_blocked(rt, tenant)
-    if blocked is not None:
-        status = rt.config.limits_config.block_ingestion_status_code
-        if status == 200:
-            return blocked
-        return _status_response(blocked.content.decode(), status, json=_is_json(request))
     rt.require_ready()
     async with rt.store.admission():  # bounded buffering, backpressure
-        body = await read_body(request, rt.limits)
+        distributor = rt.distributor
+        tenant_limits = rt.limits_for(tenant)
+        body = await read_body(request, distributor.body_limits)
         content_type = request.headers.get("content-type")
-        streams = decode_otlp(
-            body,
-            content_type=content_type,
-            content_encoding=request.headers.get("content-encoding"),
-            limits=rt.limits,
-            now_ns=time.time_ns(),
-            promoted_resource_attributes=promoted_resource_attributes(rt.config, tenant),
-        )
-        await rt.store.push(tenant, streams)
-    payload, media_type = encode_otlp_response(content_type)
-    return Response(payload, status_code=200, media_type=media_type)
+        try:
+            decoded = decode_otlp(
+                body,
+                content_type=content_type,
+                content_encoding=request.headers.get("content-encoding"),
+                limits=distributor.push_limits(tenant_limits),
+                now_ns=time.time_ns(),
+                promoted_resource_attributes=promoted_resource_attributes(tenant_limits),
+            )
+        except DecompressedTooLargeError:
+            distributor.body_too_large(tenant, "otlp", len(body))
+            raise
+        error = await distributor.push(tenant, decoded, "otlp")
+    if error is not None:
+        return _status_response(error.message, error.status, json=_is_json(request))
+    payload, response_type = encode_otlp_response(content_type)
+    return Response(payload, status_code=200, media_type=response_type)

@@ -8,7 +8,7 @@ from litestar import Request, Response, get
 
 import logql_to_sql
 from logql_to_sql import ast
-from svc.api.common import api_paths, org_header, request_params, runtime
+from svc.api.common import api_paths, org_header, query_request, request_params, runtime
 from svc.api.params import now_ns, range_params, step_param
 from svc.api.responses import json_response
 from svc.errors import BadRequestError, NotFoundError
@@ -55,12 +55,13 @@ async def patterns(request: Request[Any, Any, Any]) -> Response[bytes]:
     step = step_param(params, window)
     matchers = selector_matchers(params.get("query") or "")
     rt.require_ready()
-    found = await rt.engine.call(
-        query_patterns,
-        tenants,
-        PatternsRequest(matchers, window.start_ns, window.end_ns, step),
-        config,
-        rt.config.limits_config,
-        now_ns(),
-    )
+    async with query_request(request, tenants) as query:
+        found = await query.run(
+            query_patterns,
+            tenants,
+            PatternsRequest(matchers, window.start_ns, window.end_ns, step),
+            config,
+            query.limits,
+            now_ns(),
+        )
     return json_response(_payload(found))

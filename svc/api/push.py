@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from litestar import Request, Response, post
 
 from svc.api.common import api_paths, org_header, runtime
-from svc.ingest.body import check_body_size
+from svc.api.ops import error_text
+from svc.errors import ServiceError
+from svc.ingest.body import DecompressedTooLargeError, check_body_size
 from svc.ingest.model import PushLimits
 from svc.ingest.push import decode_push
-from svc.runtime import Runtime
-from svc.timestamps import parse_timestamp_ns
 
-__all__ = ["LEGACY_PUSH_PATH", "check_blocked", "push", "read_body"]
+__all__ = ["LEGACY_PUSH_PATH", "push", "read_body"]
 
 
 async def read_body(request: Request[Any, Any, Any], limits: PushLimits) -> bytes:
@@ -31,45 +30,41 @@ async def read_body(request: Request[Any, Any, Any], limits: PushLimits) -> byte
     return b"".join(chunks)
 
 
-def check_blocked(rt: Runtime, tenant: str) -> Response[bytes] | None:
-    """The configured answer while ingestion is blocked, else None."""
-    until_text = rt.config.limits_config.block_ingestion_until
-    if not until_text:
-        return None
-    until = parse_timestamp_ns(until_text)
-    if time.time_ns() >= until:
-        return None
-    status = rt.config.limits_config.block_ingestion_status_code
-    if status == 200:
-        return Response(b"", status_code=200)
-    message = (
-        f"ingestion blocked for user {tenant} until '{until_text}' with status code '{status}'"
-    )
-    return Response(message.encode(), status_code=status, media_type="text/plain")
+def _push_error(_: Request[Any, Any, Any], exc: ServiceError) -> Response[bytes]:
+    return error_text(exc.message, exc.status)
 
 
 LEGACY_PUSH_PATH = "/api/prom/push"
 
 
-@post(api_paths("/push", LEGACY_PUSH_PATH), status_code=200)
+@post(
+    api_paths("/push", LEGACY_PUSH_PATH),
+    status_code=200,
+    exception_handlers={ServiceError: _push_error},
+)
 async def push(request: Request[Any, Any, Any]) -> Response[bytes]:
-    """Accept a JSON or protobuf+snappy push; 204 once it is durable."""
+    """Accept a JSON or protobuf+snappy push: the valid entries are written (durably)
+    before the answer, which is 204 or lists what was refused."""
     rt = runtime(request)
     tenant = rt.resolver.single(org_header(request))
-    blocked = check_blocked(rt, tenant)
-    if blocked is not None:
-        return blocked
     rt.require_ready()
     async with rt.store.admission():  # bounded buffering, backpressure
-        body = await read_body(request, rt.limits)
-        streams = decode_push(
-            body,
-            content_type=request.headers.get("content-type"),
-            content_encoding=request.headers.get("content-encoding"),
-            limits=rt.limits,
-            now_ns=time.time_ns(),
-            # As the reference, only the deprecated path takes the legacy JSON format.
-            legacy=request.url.path == LEGACY_PUSH_PATH,
-        )
-        await rt.store.push(tenant, streams)
+        distributor = rt.distributor
+        body = await read_body(request, distributor.body_limits)
+        try:
+            decoded = decode_push(
+                body,
+                content_type=request.headers.get("content-type"),
+                content_encoding=request.headers.get("content-encoding"),
+                # the tenant's: service_name discovery happens while decoding
+                limits=distributor.push_limits(rt.limits_for(tenant)),
+                # As the reference, only the deprecated path takes the legacy JSON format.
+                legacy=request.url.path == LEGACY_PUSH_PATH,
+            )
+        except DecompressedTooLargeError:
+            distributor.body_too_large(tenant, "loki", len(body))
+            raise
+        error = await distributor.push(tenant, decoded, "loki")
+        if error is not None:
+            return error_text(error.message, error.status)
     return Response(b"", status_code=204)

@@ -10,7 +10,7 @@ from litestar import Request, Response, get, post
 
 import logql_to_sql
 from logql_to_sql import Grid, ast
-from svc.api.common import api_paths, org_header, request_params, runtime
+from svc.api.common import api_paths, org_header, query_request, request_params, runtime
 from svc.api.params import (
     Params,
     direction_param,
@@ -28,13 +28,15 @@ from svc.api.parquet_results import (
 )
 from svc.api.responses import json_response, stats_object, success_envelope
 from svc.errors import BadRequestError
-from svc.query.log_queries import LogQueryRequest, run_log_query
+from svc.frontend.frontend import QueryRequest
+from svc.frontend.limits import check_length, clamp_start
+from svc.query.engine import ScanStats
+from svc.query.log_queries import LogQueryRequest
 from svc.query.metric_queries import (
     MetricResult,
     format_sample_time,
     format_sample_value,
     range_grid,
-    run_metric_query,
 )
 from svc.query.streams import ResultStream
 from svc.runtime import Runtime
@@ -79,15 +81,21 @@ def streams_payload(streams: list[ResultStream]) -> list[dict[str, Any]]:
 
 async def _log_query(
     rt: Runtime,
-    tenant: tuple[str, ...],
+    query: QueryRequest,
     request: LogQueryRequest,
     parquet: str | None = None,
 ) -> Response[bytes]:
-    streams, stats = await rt.engine.call(run_log_query, tenant, request)
+    streams, stats = await rt.frontend.log_query(query, request)
+    return _log_response(streams, stats, request.categorize, parquet)
+
+
+def _log_response(
+    streams: list[ResultStream], stats: ScanStats, categorize: bool, parquet: str | None
+) -> Response[bytes]:
     if parquet:
         return parquet_response(streams_parquet(streams), parquet)
     data: dict[str, Any] = {"resultType": "streams"}
-    if request.categorize:
+    if categorize:
         data["encodingFlags"] = [CATEGORIZE_FLAG]
     data["result"] = streams_payload(streams)
     data["stats"] = stats_object(stats)
@@ -116,38 +124,33 @@ async def _query_range(request: Request[Any, Any, Any]) -> Response[bytes]:
     tenant = _tenant(rt, request)
     params = await request_params(request)
     expr = parse_query(params)
-    limits = rt.config.limits_config
-    window = range_params(params, max_length_ns=int(limits.max_query_length * 1e9))
-    limit = limit_param(params, maximum=limits.max_entries_limit_per_query)
+    limits = rt.frontend.limits_of(tenant)
+    window = range_params(params)
+    is_log = isinstance(expr, ast.LogQuery)
+    limit = limit_param(params, maximum=limits.max_entries_limit_per_query if is_log else 0)
     direction = direction_param(params)
-    step_param(params, window)
+    step = step_param(params, window)
     interval = interval_param(params)
+    start = clamp_start(window.start_ns, window.end_ns, limits, time.time_ns())
+    check_length(window.start_ns if start is None else start, window.end_ns, limits)
     rt.require_ready()
+    parquet = parquet_media_type(request)
     if not isinstance(expr, ast.LogQuery):
-        step = step_param(params, window)
+        if start is None:
+            return _metric_response(_empty_metric(), ScanStats(), instant=False, parquet=parquet)
         grid = range_grid(
-            window.start_ns,
-            window.end_ns,
-            step,
-            align=rt.config.query_range.align_queries_with_step,
+            start, window.end_ns, step, align=rt.config.query_range.align_queries_with_step
         )
-        return await _metric_query(
-            rt, tenant, expr, grid, instant=False, parquet=parquet_media_type(request)
-        )
-    return await _log_query(
-        rt,
-        tenant,
-        LogQueryRequest(
-            expr,
-            window.start_ns,
-            window.end_ns,
-            limit,
-            direction,
-            interval,
-            categorize=wants_categories(request),
-        ),
-        parquet_media_type(request),
+        async with query_request(request, tenant) as query:
+            return await _metric_query(rt, query, expr, grid, instant=False, parquet=parquet)
+    categorize = wants_categories(request)
+    if start is None:
+        return _log_response([], ScanStats(), categorize, parquet)
+    log_request = LogQueryRequest(
+        expr, start, window.end_ns, limit, direction, interval, categorize=categorize
     )
+    async with query_request(request, tenant) as query:
+        return await _log_query(rt, query, log_request, parquet)
 
 
 @get(api_paths("/query"))
@@ -167,39 +170,42 @@ async def _query(request: Request[Any, Any, Any]) -> Response[bytes]:
     tenant = _tenant(rt, request)
     params = await request_params(request)
     expr = parse_query(params)
-    limit_param(params, maximum=rt.config.limits_config.max_entries_limit_per_query)
+    limit_param(params)
     direction_param(params)
     at = timestamp_param(params, "time", time.time_ns())
     if isinstance(expr, ast.LogQuery):
         raise BadRequestError(_LOG_INSTANT_MESSAGE)
     rt.require_ready()
-    return await _metric_query(
-        rt,
-        tenant,
-        expr,
-        Grid(start_ns=at, step_ns=1_000_000, steps=1),
-        instant=True,
-        parquet=parquet_media_type(request),
-    )
+    parquet = parquet_media_type(request)
+    limits = rt.frontend.limits_of(tenant)
+    if clamp_start(at, at, limits, time.time_ns()) is None:
+        return _metric_response(_empty_metric(), ScanStats(), instant=True, parquet=parquet)
+    grid = Grid(start_ns=at, step_ns=1_000_000, steps=1)
+    async with query_request(request, tenant) as query:
+        return await _metric_query(rt, query, expr, grid, instant=True, parquet=parquet)
 
 
 async def _metric_query(
     rt: Runtime,
-    tenant: tuple[str, ...],
+    query: QueryRequest,
     expr: ast.MetricExpr,
     grid: Grid,
     *,
     instant: bool,
     parquet: str | None = None,
 ) -> Response[bytes]:
-    result, stats = await rt.engine.call(
-        run_metric_query,
-        tenant,
-        expr,
-        grid,
-        max_series=rt.config.limits_config.max_query_series,
-        instant=instant,
-    )
+    result, stats = await rt.frontend.metric_query(query, expr, grid, instant=instant)
+    return _metric_response(result, stats, instant=instant, parquet=parquet)
+
+
+def _empty_metric() -> MetricResult:
+    """The answer of a query entirely older than ``max_query_lookback``."""
+    return MetricResult(Grid(start_ns=0, step_ns=1, steps=0), [], False, None)
+
+
+def _metric_response(
+    result: MetricResult, stats: ScanStats, *, instant: bool, parquet: str | None
+) -> Response[bytes]:
     if parquet:
         return parquet_response(metric_result_parquet(result), parquet)
     kind, payload = metric_payload(result, instant=instant)

@@ -29,8 +29,13 @@ def success_envelope(data: Any, stats: ScanStats) -> dict[str, Any]:
 
 
 def text_response(message: str, status: int) -> Response[bytes]:
-    """Plain-text body, no trailing newline (the query endpoints' error shape)."""
-    return Response(message.encode(), status_code=status, media_type="text/plain")
+    """Plain-text body, no trailing newline, nosniff (the query endpoints' error shape)."""
+    return Response(
+        message.encode(),
+        status_code=status,
+        media_type="text/plain",
+        headers={"X-Content-Type-Options": "nosniff"},
+    )
 
 
 def _chunk_stats(rows: int, line_bytes: int, compressed: int, head: bool) -> dict[str, int]:

@@ -41,6 +41,7 @@ DEFAULT_LOOKBACK_NS = 3_600 * 1_000_000_000
 MAX_ENTRIES_PER_MESSAGE = 1000
 LEGACY_PATH = "/api/prom/tail"
 _HUB_KEY = "tail_hub"
+_OPEN_KEY = "open_tails"
 _ONLY_LOG_SELECTORS = "only log selector is supported"
 
 
@@ -133,6 +134,35 @@ def tail_hub(socket: WebSocket[Any, Any, Any], rt: Runtime) -> TailHub:
     return hub
 
 
+def _open_tails(socket: WebSocket[Any, Any, Any]) -> dict[str, int]:
+    state = socket.app.state
+    found: dict[str, int] | None = state.get(_OPEN_KEY)
+    if found is None:
+        found = state[_OPEN_KEY] = {}
+    return found
+
+
+def _reserve(rt: Runtime, socket: WebSocket[Any, Any, Any], tenant: str) -> None:
+    """Count one more open tail of the tenant; 400 past ``max_concurrent_tail_requests``."""
+    open_tails = _open_tails(socket)
+    count = open_tails.get(tenant, 0)
+    most = rt.limits_for(tenant).max_concurrent_tail_requests
+    if most > 0 and count >= most:
+        raise BadRequestError(
+            f"max concurrent tail requests limit exceeded, count > limit ({count + 1} > {most})"
+        )
+    open_tails[tenant] = count + 1
+
+
+def _release(socket: WebSocket[Any, Any, Any], tenant: str) -> None:
+    open_tails = _open_tails(socket)
+    left = open_tails.get(tenant, 1) - 1
+    if left > 0:
+        open_tails[tenant] = left
+    else:
+        open_tails.pop(tenant, None)
+
+
 @websocket([prefix + "/tail" for prefix in API_PREFIXES] + [LEGACY_PATH])
 async def tail(socket: WebSocket[Any, Any, Any]) -> None:
     """Stream matching history, then new entries, as JSON text messages."""
@@ -140,12 +170,20 @@ async def tail(socket: WebSocket[Any, Any, Any]) -> None:
     try:
         request = parse_tail_request(rt, socket)
         rt.require_ready()
+        _reserve(rt, socket, request.tenant)
     except ServiceError as exc:
         await _refuse(socket, exc.status, exc.message)
         return
     except logql_to_sql.LogQLError as exc:
         await _refuse(socket, 400, str(exc))
         return
+    try:
+        await _tail(rt, socket, request)
+    finally:
+        _release(socket, request.tenant)
+
+
+async def _tail(rt: Runtime, socket: WebSocket[Any, Any, Any], request: TailRequest) -> None:
     await socket.accept()
     wake = asyncio.Event()
     hub = tail_hub(socket, rt)
@@ -185,7 +223,8 @@ async def _serve(
         query = LogQueryRequest(
             request.query, request.start_ns, history_end, request.limit, Direction.BACKWARD
         )
-        streams, _ = await rt.engine.call(run_log_query, request.tenant, query)
+        async with rt.frontend.request(socket.headers, None, (request.tenant,)) as scheduled:
+            streams, _ = await scheduled.run(run_log_query, request.tenant, query)
         history = sorted(
             (TailEntry(s.labels, ts, line) for s in streams for ts, line in s.values),
             key=lambda e: e.ts,

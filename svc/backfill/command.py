@@ -98,8 +98,8 @@ def backfill_command(argv: Sequence[str]) -> int:
     and reported; 1: nothing done or ``-strict`` stopped; 2: usage)."""
     from svc.__main__ import load_config
     from svc.config import ConfigError
+    from svc.distributor import push_limits
     from svc.logging_setup import configure_logging
-    from svc.runtime import push_limits
 
     try:
         flags, names = parse_backfill_args(argv)
@@ -124,7 +124,7 @@ def backfill_command(argv: Sequence[str]) -> int:
     settings = BackfillSettings(
         root=Path(config.common.path_prefix),
         tenant=tenant,
-        limits=push_limits(config),
+        limits=push_limits(config, config.limits_config),
         options=options,
         format=flags.get("format", "auto"),
         row_group_rows=config.ingester.row_group_rows,

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from schemas.log_rows import LABEL_MAP
 from svc.backfill.timestamps import TextTimeFormat, parse_leading, parse_values
 from svc.errors import ServiceError
+from svc.ingest.discovery import add_levels
 from svc.ingest.model import PushLimits
 from svc.ingest.otlp import decode_otlp
 from svc.ingest.push import decode_push
@@ -248,7 +249,6 @@ class LineParser:
     # whole documents per line --------------------------------------------------------
 
     def _parse_documents(self, lines: pa.Array, numbers: pa.Array) -> Parsed:
-        decode = decode_push if self.format == "loki-push" else decode_otlp
         ts: list[int] = []
         texts: list[str] = []
         stream_index: list[int] = []
@@ -259,17 +259,29 @@ class LineParser:
         reason = "invalid Loki push body" if self.format == "loki-push" else "invalid OTLP export"
         for text, number in zip(lines.to_pylist(), numbers.to_pylist(), strict=True):
             try:
-                decoded = decode(
-                    text.encode(),
-                    content_type="application/json",
-                    content_encoding=None,
-                    limits=self.limits,
-                    now_ns=time.time_ns(),
-                )
+                if self.format == "loki-push":
+                    decoded = decode_push(
+                        text.encode(),
+                        content_type="application/json",
+                        content_encoding=None,
+                        limits=self.limits,
+                    )
+                else:
+                    decoded = decode_otlp(
+                        text.encode(),
+                        content_type="application/json",
+                        content_encoding=None,
+                        limits=self.limits,
+                        now_ns=time.time_ns(),
+                    )
             except ServiceError as exc:
                 rejects.append(Reject(number, reason, exc.message))
                 continue
-            for push in decoded:
+            for bad in decoded.unparsable:
+                message = f"error parsing labels '{bad.labels}' with error: {bad.error}"
+                rejects.append(Reject(number, reason, message))
+            for decoded_stream in decoded.streams:
+                push = add_levels(decoded_stream, self.limits)  # as the push path's checks do
                 index = streams.setdefault(_with_static(push, self.options.labels), len(streams))
                 count = len(push.timestamps)
                 ts += push.timestamps

@@ -33,7 +33,7 @@ from svc.backfill.inputs import Source, first_line, read_chunks, sniff
 from svc.backfill.stage import Stager, StagingRun, remove_leftovers
 from svc.errors import BadRequestError, ServiceError
 from svc.ingest.model import PushLimits
-from svc.ingest.validate import validate_labels
+from svc.ingest.validate import label_failure
 from svc.model import Labels, label_key
 from svc.storage.catalog import CATALOG_FILENAME, Catalog
 from svc.storage.streams import stream_id_of
@@ -267,11 +267,8 @@ def validate(
         verdict = known.get(labels)
         if verdict is None:
             key = label_key(labels)
-            try:
-                validate_labels(labels, key, limits)
-                verdict = stream_id_of(key)
-            except BadRequestError as exc:
-                verdict = exc.message
+            failed = label_failure(labels, key, limits)
+            verdict = stream_id_of(key) if failed is None else failed[1]
             known[labels] = verdict
         if isinstance(verdict, str):
             bad_streams[index] = verdict

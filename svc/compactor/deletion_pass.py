@@ -58,7 +58,8 @@ def process_deletes(ctx: CompactorContext) -> None:
     ready = [
         s
         for s in pending
-        if deletion_mode(ctx.config, s.tenant) == FILTER_AND_DELETE and now - s.created_ms > min_age
+        if deletion_mode(ctx.deletions.limits_for(s.tenant)) == FILTER_AND_DELETE
+        and now - s.created_ms > min_age
     ]
     ctx.metrics.pending_requests.set(len({s.request_id for s in pending}))
     oldest = min((s.created_ms + min_age for s in ready), default=now)
@@ -92,9 +93,8 @@ def process_deletes(ctx: CompactorContext) -> None:
 
 def _beyond_retention(ctx: CompactorContext, shard: PendingShard, now: int) -> bool:
     """Whether the shard's whole range is older than anything the tenant keeps."""
-    longest = max_retention(
-        retention_period(ctx.config, shard.tenant), retention_streams(ctx.config, shard.tenant)
-    )
+    limits = ctx.deletions.limits_for(shard.tenant)
+    longest = max_retention(retention_period(limits), retention_streams(limits))
     return longest is not None and shard.shard.end_ms < now - longest * 1000
 
 

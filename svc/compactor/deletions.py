@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from gocompat.durations import format_go_duration, format_prom_duration
 from svc.compactor.filters import DeleteFilters
-from svc.compactor.limits import deletion_enabled
+from svc.compactor.limits import LimitsLookup, deletion_enabled
 from svc.compactor.metrics import CompactorMetrics
 from svc.compactor.request_store import DeleteRequest, DeleteRequestStore
 from svc.compactor.requests import DeleteRequestError, new_request, now_ms, parse_time_ms
@@ -38,11 +38,21 @@ class Listing:
 class Deletions:
     """Delete requests of every tenant and the filters they impose on queries."""
 
-    def __init__(self, config: Config, catalog: Catalog, metrics: CompactorMetrics) -> None:
+    def __init__(
+        self,
+        config: Config,
+        catalog: Catalog,
+        metrics: CompactorMetrics,
+        limits_for: LimitsLookup,
+    ) -> None:
         self.config = config
         self.metrics = metrics
+        self.limits_for = limits_for
+        """The tenants' limits in force (deletion mode, retention)."""
         self.requests = DeleteRequestStore(catalog)
-        self.filters = DeleteFilters(self.requests, lambda tenant: deletion_enabled(config, tenant))
+        self.filters = DeleteFilters(
+            self.requests, lambda tenant: deletion_enabled(config, limits_for(tenant))
+        )
 
     def load(self) -> None:
         """Read the stored requests (at startup)."""

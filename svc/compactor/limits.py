@@ -1,19 +1,22 @@
 """The tenant limits the compactor reads: deletion mode, retention period, stream rules.
 
-One accessor per key, each a tenant override when set, else ``limits_config``; when the
-per-tenant limits lookup lands, these become one-line calls to it.
+Each accessor takes the tenant's limits in force (``Runtime.limits_for``: its runtime or
+inline override, else ``limits_config``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from svc.compactor.config import StreamRetention
-from svc.config import Config
+from svc.config import Config, LimitsConfig
 
 __all__ = [
     "DISABLED",
     "FILTER_AND_DELETE",
     "FILTER_ONLY",
     "MODES",
+    "LimitsLookup",
     "deletion_enabled",
     "deletion_mode",
     "deletion_served",
@@ -26,28 +29,23 @@ FILTER_ONLY = "filter-only"
 FILTER_AND_DELETE = "filter-and-delete"
 MODES = (DISABLED, FILTER_ONLY, FILTER_AND_DELETE)
 
+LimitsLookup = Callable[[str], LimitsConfig]
+"""A tenant's limits in force."""
 
-def deletion_mode(config: Config, tenant: str) -> str:
+
+def deletion_mode(limits: LimitsConfig) -> str:
     """The tenant's ``deletion_mode``."""
-    override = config.overrides.get(tenant)
-    mode = override.deletion_mode if override is not None else None
-    return mode or config.limits_config.deletion_mode
+    return limits.deletion_mode
 
 
-def retention_period(config: Config, tenant: str) -> float:
+def retention_period(limits: LimitsConfig) -> float:
     """The tenant's ``retention_period`` in seconds (0: keep forever)."""
-    override = config.overrides.get(tenant)
-    if override is not None and override.retention_period is not None:
-        return override.retention_period
-    return config.limits_config.retention_period
+    return limits.retention_period
 
 
-def retention_streams(config: Config, tenant: str) -> list[StreamRetention]:
-    """The tenant's ``retention_stream`` rules: its own list replaces the global one."""
-    override = config.overrides.get(tenant)
-    if override is not None and override.retention_stream is not None:
-        return override.retention_stream
-    return config.limits_config.retention_stream
+def retention_streams(limits: LimitsConfig) -> list[StreamRetention]:
+    """The tenant's ``retention_stream`` rules (an override's list replaces the global one)."""
+    return limits.retention_stream
 
 
 def deletion_served(config: Config) -> bool:
@@ -57,7 +55,7 @@ def deletion_served(config: Config) -> bool:
     return config.compactor.retention_enabled and bool(stores & {"tsdb", "boltdb-shipper"})
 
 
-def deletion_enabled(config: Config, tenant: str) -> bool:
+def deletion_enabled(config: Config, limits: LimitsConfig) -> bool:
     """Whether the deletion API, its cache generation numbers and query-time filtering
-    apply to the tenant."""
-    return deletion_served(config) and deletion_mode(config, tenant) != DISABLED
+    apply to a tenant with these limits."""
+    return deletion_served(config) and deletion_mode(limits) != DISABLED

@@ -31,8 +31,9 @@ log = logging.getLogger(__name__)
 
 def retention_policy(ctx: CompactorContext, tenant: str) -> RetentionPolicy:
     """The periods of the tenant's streams."""
-    rules = retention_streams(ctx.config, tenant)
-    default = retention_period(ctx.config, tenant)
+    limits = ctx.deletions.limits_for(tenant)
+    rules = retention_streams(limits)
+    default = retention_period(limits)
     if not rules:
         return RetentionPolicy(default, {})
     matched = [ctx.matching_streams(tenant, parse_selector(rule.selector)) for rule in rules]

@@ -207,6 +207,7 @@ class Rewriter:
     def _identity(self, job: RewriteJob) -> JobIdentity:
         """The flushes, WAL span and generation the new files record."""
         flushes: set[str] = set()
+        backfills: set[str] = set()
         firsts, lasts, generations = [], [], [0]
         for entry in job.inputs:
             raw = (pq.read_metadata(self.store.lake_root / entry.path).metadata or {}).get(
@@ -217,6 +218,9 @@ class Rewriter:
                 continue
             metadata = decode_file_metadata(raw)
             flushes |= metadata.flush_ids()
+            backfills.update(metadata.backfills)
+            if metadata.backfill:
+                backfills.add(metadata.backfill)
             firsts.append(metadata.wal_first_seq)
             lasts.append(metadata.wal_seq)
             generations.append(metadata.generation)
@@ -228,4 +232,5 @@ class Rewriter:
             flushes=frozenset(flushes),
             wal_first_seq=min(firsts, default=0),
             wal_seq=max(lasts, default=0),
+            backfills=frozenset(backfills),
         )

@@ -76,6 +76,8 @@ class JobIdentity:
     flushes: frozenset[str]
     wal_first_seq: int
     wal_seq: int
+    backfills: frozenset[str] = frozenset()
+    """Manifest keys of the backfilled inputs whose entries the job rewrites."""
 
 
 def bucket_ns(rows: int, span_ns: int, row_group_rows: int) -> int:
@@ -257,6 +259,7 @@ class _Writer:
             job_id=identity.job_id,
             job_part=len(self.done),
             job_last=last,
+            backfills=sorted(identity.backfills),
         )
 
     def finish(self) -> list[tuple[FileEntry, list[FileStreamRow]]]:

@@ -47,7 +47,7 @@ _RULES: Final = (
     ("ingester_client", "the ingester runs in the same process"),
     ("frontend", _IN_PROCESS),
     ("frontend_worker", _IN_PROCESS),
-    ("query_scheduler", _IN_PROCESS),
+    ("query_scheduler.*", _IN_PROCESS),
     ("query_range.*", _IN_PROCESS),
     ("query_engine", _IN_PROCESS),
     ("querier.*", _IN_PROCESS),

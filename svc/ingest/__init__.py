@@ -1,12 +1,13 @@
-"""Write-path request decoding: push and OTLP bodies to validated PushStreams.
+"""Write-path request decoding and checks: push and OTLP bodies to PushStreams.
 
 Pure functions, no HTTP framework and no storage::
 
-    streams = decode_push(body, content_type=..., content_encoding=...,
-                          limits=PushLimits(), now_ns=time.time_ns())
+    decoded = decode_push(body, content_type=..., content_encoding=..., limits=PushLimits())
+    validated = validate_push(decoded, limits, tenant, now_ns=time.time_ns())
 
-Every problem is raised as a :class:`svc.errors.ServiceError` (400 or 413) carrying
-the message to answer; nothing is returned unless the whole request is valid.
+A body that cannot be read raises a :class:`svc.errors.ServiceError` (400 or 413);
+limits are checked per stream and entry by ``validate_push``, which keeps what passes
+and records a message for each refusal.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from svc.ingest.model import PushLimits
 
 __all__ = [
+    "DecompressedTooLargeError",
     "check_body_size",
     "decode_content_encoding",
     "media_type",
@@ -41,8 +42,12 @@ def check_body_size(size: int, limits: PushLimits) -> None:
         )
 
 
+class DecompressedTooLargeError(BadRequestError):
+    """The body is over ``max_decompressed_size`` once decompressed."""
+
+
 def _too_large(size: int, limits: PushLimits) -> BadRequestError:
-    return BadRequestError(
+    return DecompressedTooLargeError(
         f"decompressed message size too large than max ({size} vs {limits.max_decompressed_size})"
     )
 

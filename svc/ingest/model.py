@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import msgspec
+
 # Re-exported: the decoders' result type lives in svc.model, below storage and query.
 from svc.model import PushStream
 
@@ -24,7 +26,13 @@ DEFAULT_DISCOVER_SERVICE_NAME = (
     "k8s_job_name",
 )
 
-__all__ = ["DEFAULT_DISCOVER_SERVICE_NAME", "PushLimits", "PushStream"]
+__all__ = [
+    "DEFAULT_DISCOVER_SERVICE_NAME",
+    "DecodedPush",
+    "PushLimits",
+    "PushStream",
+    "UnparsableStream",
+]
 
 _MIB = 1 << 20
 _NS_PER_SECOND = 1_000_000_000
@@ -59,6 +67,18 @@ class PushLimits:
     unlimited."""
     max_structured_metadata_entries_count: int = 128
     """Most structured metadata pairs on one entry; 0 means unlimited."""
+    max_line_size_truncate: bool = False
+    """Cut lines longer than ``max_line_size`` instead of refusing them."""
+    max_line_size_truncate_identifier: str = ""
+    """Appended to each cut line (its bytes count in ``max_line_size``)."""
+    enforced_labels: tuple[str, ...] = ()
+    """Labels every stream must have."""
+    block_ingestion_until_ns: int = 0
+    """Refuse every entry until this time (Unix ns; 0: never)."""
+    block_ingestion_until: str = ""
+    """The same time as configured (the message quotes it)."""
+    block_ingestion_status_code: int = 260
+    """Status answered while ingestion is blocked (200: accept and drop)."""
     discover_service_name: tuple[str, ...] = DEFAULT_DISCOVER_SERVICE_NAME
     """Labels whose value becomes a missing ``service_name``, in order; empty: no discovery."""
     discover_log_levels: bool = True
@@ -67,3 +87,29 @@ class PushLimits:
     """Names of level fields in order of preference; empty: the reference's list."""
     log_level_from_json_max_depth: int = 2
     """Depth of JSON objects searched for a level field (0 or less: any)."""
+
+
+class UnparsableStream(msgspec.Struct, frozen=True):
+    """A stream of a push whose label text does not parse."""
+
+    labels: str
+    """The label text as sent."""
+    error: str
+    """Why it does not parse."""
+    entries: int
+    bytes: int
+    """Line and structured metadata bytes of its entries."""
+
+
+@dataclass(slots=True)
+class DecodedPush:
+    """A push request as decoded, before any limit is checked."""
+
+    streams: list[PushStream]
+    """Streams with entries whose labels parsed, in request order."""
+    raw_labels: list[str]
+    """The label text of each of ``streams`` as sent (for the messages that quote it)."""
+    unparsable: list[UnparsableStream]
+    """Streams with entries whose labels did not parse."""
+    sent_streams: int
+    """Streams in the request, empty ones included (none at all answers 422)."""

@@ -31,10 +31,10 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
 
 from svc.errors import BadRequestError
 from svc.ingest.body import decode_content_encoding, media_type
-from svc.ingest.discovery import add_levels, with_service_name
+from svc.ingest.discovery import with_service_name
 from svc.ingest.labels import label_key
+from svc.ingest.model import DecodedPush
 from svc.ingest.otlp_values import any_value_text, attribute_pairs
-from svc.ingest.validate import validate_entries, validate_labels
 from svc.model import PushStream
 
 if TYPE_CHECKING:
@@ -97,8 +97,11 @@ def decode_otlp(
     limits: PushLimits,
     now_ns: int,
     promoted_resource_attributes: frozenset[str] = DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES,
-) -> list[PushStream]:
-    """Decode and validate an OTLP logs export; raise a ServiceError (400/413) if bad."""
+) -> DecodedPush:
+    """Decode an OTLP logs export; raise a ServiceError (400/413) when it cannot be read.
+
+    Limits are checked afterwards (``svc/ingest/validate.py``), entry by entry.
+    """
     kind = media_type(content_type)
     encoding = (content_encoding or "").strip().lower()
     if encoding not in {"", "identity", *_ENCODINGS}:
@@ -115,7 +118,9 @@ def decode_otlp(
             _add_resource(streams, resource_logs, promoted_resource_attributes, limits, now_ns)
     except RecursionError:
         raise BadRequestError(_TOO_DEEP) from None
-    return [_finish(key, stream, limits, now_ns) for key, stream in streams.items()]
+    finished = [_finish(key, stream) for key, stream in streams.items()]
+    kept = [stream for stream in finished if stream.timestamps]
+    return DecodedPush(kept, [stream.key for stream in kept], [], len(finished))
 
 
 def encode_otlp_response(content_type: str | None) -> tuple[bytes, str]:
@@ -255,10 +260,6 @@ def _add_resource(
             stream.metadata.append(tuple((n, v) for n, v in pairs if v))
 
 
-def _finish(key: str, stream: _Stream, limits: PushLimits, now_ns: int) -> PushStream:
+def _finish(key: str, stream: _Stream) -> PushStream:
     metadata = stream.metadata if any(stream.metadata) else None
-    validate_labels(stream.labels, key, limits)
-    validate_entries(key, stream.timestamps, stream.lines, metadata, limits, now_ns)
-    return add_levels(
-        PushStream(stream.labels, key, stream.timestamps, stream.lines, metadata), limits
-    )
+    return PushStream(stream.labels, key, stream.timestamps, stream.lines, metadata)

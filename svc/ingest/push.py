@@ -17,17 +17,17 @@ from logql_to_sql import LogQLError, parse_labels
 from schemas import push_pb2
 from svc.errors import BadRequestError
 from svc.ingest.body import check_body_size, decode_content_encoding, media_type, snappy_decode
-from svc.ingest.discovery import add_levels, service_name_key, with_service_name
+from svc.ingest.discovery import service_name_key, with_service_name
 from svc.ingest.labels import label_key, sanitize_label_name
-from svc.ingest.model import PushLimits
-from svc.ingest.validate import validate_entries, validate_labels
+from svc.ingest.model import DecodedPush, PushLimits, UnparsableStream
+from svc.ingest.sizes import stream_sizes
 from svc.model import PushStream
 from svc.timestamps import parse_rfc3339_ns
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["PushLimits", "PushStream", "check_body_size", "decode_push"]
+__all__ = ["PushLimits", "PushStream", "check_body_size", "decode_push", "metadata_pairs"]
 
 _ENCODINGS = frozenset({"gzip", "deflate", "snappy"})
 _PROTOBUF_TYPES = frozenset({"application/x-protobuf", "application/protobuf"})
@@ -88,29 +88,31 @@ def decode_push(
     content_type: str | None,
     content_encoding: str | None,
     limits: PushLimits,
-    now_ns: int,
     legacy: bool = False,
-) -> list[PushStream]:
-    """Decode and validate a push body; raise a ServiceError (400/413) on any problem.
+) -> DecodedPush:
+    """Decode a push body; raise a ServiceError (400/413) when it cannot be read.
 
     ``application/json`` bodies are JSON (with ``legacy``, the v0 format of
     ``/api/prom/push``: ``{"streams": [{"labels": "{...}", "entries": [{"ts": "<RFC 3339>",
     "line": "..."}]}]}``, or a v1 body, told apart by its keys); anything else is a
     snappy-compressed ``logproto.PushRequest``. ``Content-Encoding`` gzip or deflate is
-    undone first. Nothing is returned unless the whole request is valid.
+    undone first. A stream without ``service_name`` gets one discovered as the reference's
+    push parser does (``svc/ingest/discovery.py``). Limits are checked afterwards
+    (``svc/ingest/validate.py``), entry by entry.
     """
     data = decode_content_encoding(body, content_encoding, limits, allowed=_ENCODINGS)
+    names = limits.discover_service_name
     if media_type(content_type) == "application/json":
         if legacy:
-            return _decode_legacy_json(data, limits, now_ns)
-        return _decode_json(data, limits, now_ns)
+            return _decode_legacy_json(data, names)
+        return _decode_json(data, names)
     try:
         decompressed = snappy_decode(data, limits)
     except BadRequestError as exc:
         if media_type(content_type) in _PROTOBUF_TYPES:
             raise
         raise BadRequestError(exc.message + _CONTENT_TYPE_HINT) from exc
-    return _decode_protobuf(decompressed, limits, now_ns)
+    return _decode_protobuf(decompressed, names)
 
 
 def metadata_pairs(items: Iterable[tuple[str, str]]) -> Pairs:
@@ -122,24 +124,43 @@ def _metadata_or_none(metadata: list[Pairs]) -> list[Pairs] | None:
     return metadata if any(metadata) else None
 
 
-def _finish(
-    labels: Pairs,
-    raw: str,
-    key: str,
-    columns: tuple[list[int], list[str], list[Pairs] | None],
-    limits: PushLimits,
-    now_ns: int,
-) -> PushStream:
-    timestamps, lines, metadata = columns
-    # A stream without labels is refused (LIMITS.md) rather than named unknown_service.
-    if labels:
-        discovered = with_service_name(labels, limits.discover_service_name)
-        if discovered is not labels:
-            labels = discovered
-            raw, key = service_name_key(raw, key, labels)
-    validate_labels(labels, raw, limits)
-    validate_entries(key, timestamps, lines, metadata, limits, now_ns)
-    return add_levels(PushStream(labels, key, timestamps, lines, metadata), limits)
+class _Collector:
+    """The streams of one request as they are decoded."""
+
+    __slots__ = ("names", "out")
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = names
+        """``discover_service_name``: where a missing ``service_name`` comes from."""
+        self.out = DecodedPush([], [], [], 0)
+
+    def add(
+        self,
+        labels: Pairs,
+        raw: str,
+        key: str,
+        columns: tuple[list[int], list[str], list[Pairs] | None],
+    ) -> None:
+        self.out.sent_streams += 1
+        timestamps, lines, metadata = columns
+        if not timestamps:
+            return
+        # A stream without labels is refused (LIMITS.md) rather than named unknown_service.
+        if labels:
+            discovered = with_service_name(labels, self.names)
+            if discovered is not labels:
+                labels = discovered
+                raw, key = service_name_key(raw, key, labels)
+        self.out.streams.append(PushStream(labels, key, timestamps, lines, metadata))
+        self.out.raw_labels.append(raw)
+
+    def unparsable(
+        self, text: str, error: str, lines: list[str], metadata: list[Pairs] | None
+    ) -> None:
+        self.out.sent_streams += 1
+        if lines:
+            size = sum(stream_sizes(lines, metadata))
+            self.out.unparsable.append(UnparsableStream(text, error, len(lines), size))
 
 
 # --- JSON --------------------------------------------------------------------------
@@ -162,7 +183,7 @@ def _json_timestamps(values: Sequence[_JsonEntry], index: int) -> list[int]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _json_stream(stream: _JsonStream, index: int, limits: PushLimits, now_ns: int) -> PushStream:
+def _json_stream(stream: _JsonStream, index: int, into: _Collector) -> None:
     everything = tuple(sorted(stream.stream.items()))
     labels = tuple(pair for pair in everything if pair[1])
     key = label_key(labels)
@@ -172,15 +193,15 @@ def _json_stream(stream: _JsonStream, index: int, limits: PushLimits, now_ns: in
     if any(map(_get_metadata, values)):
         metadata = _metadata_or_none([metadata_pairs((e.metadata or {}).items()) for e in values])
     columns = (_json_timestamps(values, index), list(map(_get_line, values)), metadata)
-    return _finish(labels, raw, key, columns, limits, now_ns)
+    into.add(labels, raw, key, columns)
 
 
-def _decode_json(data: bytes, limits: PushLimits, now_ns: int) -> list[PushStream]:
+def _decode_json(data: bytes, names: Sequence[str]) -> DecodedPush:
     request: _JsonPush = _decode_json_document(data, _JSON_DECODER)
-    streams = [
-        _json_stream(stream, index, limits, now_ns) for index, stream in enumerate(request.streams)
-    ]
-    return [stream for stream in streams if stream.timestamps]
+    into = _Collector(names)
+    for index, stream in enumerate(request.streams):
+        _json_stream(stream, index, into)
+    return into.out
 
 
 def _decode_json_document(data: bytes, decoder: msgspec.json.Decoder[Any]) -> Any:
@@ -206,16 +227,14 @@ def _legacy_timestamp(text: str, index: int, position: int) -> int:
         ) from None
 
 
-def _decode_legacy_json(data: bytes, limits: PushLimits, now_ns: int) -> list[PushStream]:
+def _decode_legacy_json(data: bytes, names: Sequence[str]) -> DecodedPush:
     request: _LegacyPush = _decode_json_document(data, _LEGACY_DECODER)
     if request.streams and all(s.labels is None and s.entries is None for s in request.streams):
         # Not the legacy shape at all: a v1 body sent to the old path is read as v1.
-        return _decode_json(data, limits, now_ns)
+        return _decode_json(data, names)
     cache = _LabelCache()
-    out: list[PushStream] = []
+    into = _Collector(names)
     for index, stream in enumerate(request.streams):
-        text = stream.labels or ""
-        labels, key = cache.get(text)
         entries = stream.entries or []
         timestamps = [_legacy_timestamp(e.ts, index, i) for i, e in enumerate(entries)]
         metadata = None
@@ -224,8 +243,8 @@ def _decode_legacy_json(data: bytes, limits: PushLimits, now_ns: int) -> list[Pu
                 [metadata_pairs(sorted((e.metadata or {}).items())) for e in entries]
             )
         columns = (timestamps, [e.line for e in entries], metadata)
-        out.append(_finish(labels, text, key, columns, limits, now_ns))
-    return [stream for stream in out if stream.timestamps]
+        _add_text_stream(into, cache, stream.labels or "", columns)
+    return into.out
 
 
 # --- protobuf ----------------------------------------------------------------------
@@ -241,23 +260,24 @@ class _LabelCache:
     __slots__ = ("_seen",)
 
     def __init__(self) -> None:
-        self._seen: dict[str, tuple[Pairs, str]] = {}
+        self._seen: dict[str, tuple[Pairs, str, str | None]] = {}
 
-    def get(self, text: str) -> tuple[Pairs, str]:
+    def get(self, text: str) -> tuple[Pairs, str, str | None]:
+        """``(labels, canonical key, None)``, or ``((), "", why)`` when it does not parse."""
         found = self._seen.get(text)
         if found is None:
             found = self._seen[text] = self._parse(text)
         return found
 
     @staticmethod
-    def _parse(text: str) -> tuple[Pairs, str]:
+    def _parse(text: str) -> tuple[Pairs, str, str | None]:
         try:
             parsed = _parse_label_text(text)
         except LogQLError as exc:
-            raise BadRequestError(f"Error parsing labels '{text}' with error: {exc}") from exc
+            return (), "", str(exc)
         ordered = tuple(sorted(parsed, key=_first))
         labels = tuple(pair for pair in ordered if pair[1])
-        return labels, label_key(labels)
+        return labels, label_key(labels), None
 
 
 _first: Callable[[tuple[str, str]], str] = lambda pair: pair[0]  # noqa: E731
@@ -297,24 +317,33 @@ def _raw_columns(
     return timestamps, lines, metadata
 
 
-def _decode_protobuf(data: bytes, limits: PushLimits, now_ns: int) -> list[PushStream]:
+def _add_text_stream(
+    into: _Collector,
+    cache: _LabelCache,
+    text: str,
+    columns: tuple[list[int], list[str], list[Pairs] | None],
+) -> None:
+    labels, key, error = cache.get(text)
+    if error is None:
+        into.add(labels, text, key, columns)
+    else:
+        into.unparsable(text, error, columns[1], columns[2])
+
+
+def _decode_protobuf(data: bytes, names: Sequence[str]) -> DecodedPush:
     cache = _LabelCache()
-    out: list[PushStream] = []
     request = push_pb2.PushRequest()
     try:
         request.ParseFromString(data)
     except DecodeError:
-        return _decode_protobuf_lenient(data, cache, limits, now_ns)
+        return _decode_protobuf_lenient(data, cache, names)
+    into = _Collector(names)
     for stream in request.streams:
-        labels, key = cache.get(stream.labels)
-        columns = _strict_columns(stream.entries)
-        out.append(_finish(labels, stream.labels, key, columns, limits, now_ns))
-    return [stream for stream in out if stream.timestamps]
+        _add_text_stream(into, cache, stream.labels, _strict_columns(stream.entries))
+    return into.out
 
 
-def _decode_protobuf_lenient(
-    data: bytes, cache: _LabelCache, limits: PushLimits, now_ns: int
-) -> list[PushStream]:
+def _decode_protobuf_lenient(data: bytes, cache: _LabelCache, names: Sequence[str]) -> DecodedPush:
     """Second attempt for bodies with invalid UTF-8: replace it instead of failing."""
     request = push_pb2.PushRequestRaw()
     try:
@@ -323,10 +352,7 @@ def _decode_protobuf_lenient(
         raise BadRequestError(
             "failed to parse push request protobuf: wire format is corrupt"
         ) from exc
-    out: list[PushStream] = []
+    into = _Collector(names)
     for stream in request.streams:
-        text = _text(stream.labels)
-        labels, key = cache.get(text)
-        columns = _raw_columns(stream.entries)
-        out.append(_finish(labels, text, key, columns, limits, now_ns))
-    return [stream for stream in out if stream.timestamps]
+        _add_text_stream(into, cache, _text(stream.labels), _raw_columns(stream.entries))
+    return into.out

@@ -8,7 +8,6 @@ tenant ID), ``streams`` the tenant's stream index as an Arrow table.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import dataclasses
 import functools
 import itertools
@@ -19,6 +18,7 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
@@ -36,13 +36,14 @@ from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
 from svc.query.deletes import visible_rows_sql
 from svc.query.file_metadata import NO_METADATA, file_has_metadata, table_has_metadata
 from svc.query.scan_pieces import WINDOW_ROWS, next_group, pieces
-from svc.query.skipping import narrowed
+from svc.query.scope import RequestScope, current_scope, using_scope
+from svc.query.skipping import narrowed_to_needles
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
 from svc.storage.catalog import FileEntry
 from svc.storage.store import Store, StoreView
 
-__all__ = ["AnyView", "QueryEngine", "Registrar", "ScanStats"]
+__all__ = ["AnyView", "QueryEngine", "Registrar", "ScanStats", "add_head_scan", "narrowed"]
 
 AnyView = StoreView | MultiView
 
@@ -58,10 +59,6 @@ class Registrar(Protocol):
 
 _P = ParamSpec("_P")
 _RESULT_BATCH_ROWS = 65_536
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "query_deadline", default=None
-)
-"""``time.monotonic()`` by which the request's queries must finish, set by :meth:`call`."""
 _T = TypeVar("_T")
 
 warnings.filterwarnings(
@@ -164,28 +161,46 @@ class QueryEngine:
     async def call(
         self, fn: Callable[Concatenate[QueryEngine, _P], _T], *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:
-        """``fn(self, *args)`` on one of the engine's query threads, off the event loop.
+        """``fn(self, *args)`` on one of the engine's own threads, off the event loop.
 
         Every statement ``fn`` executes shares one deadline, ``query_timeout`` from now
-        (time spent waiting for a thread counts, as in the reference's queue).
+        (time spent waiting for a thread counts, as in the reference's queue). The HTTP
+        API runs its queries through the scheduler instead (``svc/scheduler``).
         """
-        context = contextvars.copy_context()
-        context.run(_DEADLINE.set, time.monotonic() + self.timeout_seconds)
+        context = using_scope(RequestScope(self.timeout_seconds))
         run = functools.partial(context.run, fn, self, *args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(self._pool, run)
 
     def view(
         self, tenants: tuple[str, ...], start_ns: int, end_ns: int, expr: ast.Expr | None = None
     ) -> AnyView:
-        """What a query of these tenants reads (their union when there are several);
-        with ``expr``, only the files and row groups that may hold its lines."""
-        if len(tenants) == 1:
-            view: AnyView = self.store.view(tenants[0], start_ns, end_ns)
-        else:
-            view = tenants_view(self.store, tenants, start_ns, end_ns)
+        """What a query of these tenants reads (their union when there are several).
+
+        Within a request, the range starts no earlier than the request's floor
+        (``max_query_lookback``), and a view the request pinned (its one catalog listing
+        and head snapshot) is narrowed to the range instead of listing again. With
+        ``expr``, only the files and row groups that may hold its lines are kept (the
+        skipping index, ``skipping.py``).
+        """
+        scope = current_scope()
+        view: AnyView | None = None
+        if scope is not None:
+            if scope.floor_ns is not None:
+                start_ns = max(start_ns, scope.floor_ns)
+            pinned = scope.pinned.get(tenants)
+            if pinned is not None and pinned[0] <= start_ns and end_ns <= pinned[1]:
+                view = narrowed(pinned[2], start_ns, end_ns)
+        if view is None:
+            view = self.listed_view(tenants, start_ns, end_ns)
         if expr is None or not self.skip_index:
             return view
-        return narrowed(view, expr, self.store.skip_indexer)
+        return narrowed_to_needles(view, expr, self.store.skip_indexer)
+
+    def listed_view(self, tenants: tuple[str, ...], start_ns: int, end_ns: int) -> AnyView:
+        """A fresh view from the catalog and the head."""
+        if len(tenants) == 1:
+            return self.store.view(tenants[0], start_ns, end_ns)
+        return tenants_view(self.store, tenants, start_ns, end_ns)
 
     def run_log_query(
         self,
@@ -207,7 +222,7 @@ class QueryEngine:
         )
         stats = ScanStats()
         if plan.limit is None or isinstance(view, MultiView):
-            _add_scan(stats, view.files, view.head_tables)
+            _add_scan(stats, view.files, view.head_tables, start_ns, end_ns)
             table = self._limited_rows(plan, self.execute(text or plan.select, view, stats), stats)
             stats.returned = table.num_rows
             return table, view, stats
@@ -219,7 +234,9 @@ class QueryEngine:
             files = [piece.entry for piece in group]
             window = group[0].window if group else None  # no files: the head alone
             part = dataclasses.replace(view, files=files, head_tables=heads, window=window)
-            _add_scan(stats, [piece.entry for piece in group if piece.first], heads)
+            _add_scan(
+                stats, [piece.entry for piece in group if piece.first], heads, start_ns, end_ns
+            )
             rows = self._limited_rows(plan, self.execute(text or plan.select, part, stats), stats)
             found = rows if found is None else _top(found, rows, plan.limit, plan.backward)
             heads = []
@@ -284,17 +301,23 @@ class QueryEngine:
 
     def _execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
         started = time.perf_counter()
-        deadline = _DEADLINE.get()
-        remaining = self.timeout_seconds if deadline is None else deadline - time.monotonic()
+        scope = current_scope()
+        remaining = self.timeout_seconds
+        if scope is not None:
+            scope.check()
+            remaining = scope.remaining()
         if remaining <= 0:
             raise GatewayTimeoutError(TIMEOUT_MESSAGE)
         cursor = self._db.cursor()
         try:
-            with registered(
-                remaining,
-                line_chars=self.template_line_chars,
-                query_chars=self.template_query_chars,
-            ) as context:
+            with (
+                registered(
+                    remaining,
+                    line_chars=self.template_line_chars,
+                    query_chars=self.template_query_chars,
+                ) as context,
+                scope.running(cursor, context) if scope is not None else nullcontext(),
+            ):
                 sql = self.bound_sql(select, view, cursor)
                 if QUERY_VARIABLE in sql:  # only the engine's functions read it
                     cursor.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
@@ -336,6 +359,9 @@ class QueryEngine:
         except duckdb.Error as exc:
             if context.reason is not None:
                 raise context.reason from exc
+            scope = current_scope()
+            if scope is not None and scope.reason is not None:
+                raise scope.reason from exc
             if isinstance(exc, duckdb.InterruptException):
                 raise GatewayTimeoutError(TIMEOUT_MESSAGE) from exc
             if isinstance(exc, duckdb.OutOfMemoryException) and self.memory_limit:
@@ -445,6 +471,20 @@ class QueryEngine:
         self._db.close()
 
 
+def narrowed(view: AnyView, start_ns: int, end_ns: int) -> AnyView:
+    """``view`` with only the files holding data in ``[start_ns, end_ns)`` (in-memory tables
+    are kept whole: queries filter their rows by time)."""
+    if isinstance(view, MultiView):
+        parts = [(_narrowed_store(part, start_ns, end_ns), mask) for part, mask in view.parts]
+        return dataclasses.replace(view, parts=parts)
+    return _narrowed_store(view, start_ns, end_ns)
+
+
+def _narrowed_store(view: StoreView, start_ns: int, end_ns: int) -> StoreView:
+    files = [f for f in view.files if f.max_ts >= start_ns and f.min_ts < end_ns]
+    return dataclasses.replace(view, files=files)
+
+
 def _without_files(view: AnyView, paths: set[str]) -> AnyView:
     """The view without the files at ``paths``."""
     if isinstance(view, MultiView):
@@ -469,12 +509,23 @@ def _top(found: pa.Table, more: pa.Table, limit: int, backward: bool) -> pa.Tabl
     return merged.sort_by([("ts", order)]).slice(0, limit)
 
 
-def _add_scan(stats: ScanStats, files: list[FileEntry], heads: list[pa.Table]) -> None:
+def _add_scan(
+    stats: ScanStats, files: list[FileEntry], heads: list[pa.Table], start_ns: int, end_ns: int
+) -> None:
     stats.files += len(files)
     for f in files:
         stats.file_rows += f.rows
         stats.file_line_bytes += f.line_bytes
         stats.file_bytes += f.file_bytes
+    add_head_scan(stats, heads, start_ns, end_ns)
+
+
+def add_head_scan(stats: ScanStats, heads: list[pa.Table], start_ns: int, end_ns: int) -> None:
+    """Count the in-memory rows in ``[start_ns, end_ns)`` as read: the tables are shared
+    whole by every sub-query of a split request, and each reads only its own range."""
     for table in heads:
-        stats.head_rows += table.num_rows
-        stats.head_line_bytes += table["line"].nbytes
+        ts = table["ts"]
+        inside = pc.and_(pc.greater_equal(ts, start_ns), pc.less(ts, end_ns))
+        stats.head_rows += pc.sum(inside).as_py() or 0
+        sizes = pc.if_else(inside, pc.binary_length(table["line"]), 0)
+        stats.head_line_bytes += pc.sum(sizes).as_py() or 0

@@ -19,14 +19,18 @@ from sqlglot import exp
 from logql_to_sql import DIALECT, Grid, MetricPlan, ast, compile_metric_query
 from svc.errors import BadRequestError
 from svc.model import Labels, label_key
-from svc.query.engine import QueryEngine, ScanStats
+from svc.query.engine import QueryEngine, ScanStats, add_head_scan
 from svc.query.file_metadata import view_has_metadata
 from svc.query.plan_cache import START, mentions_stand_in, with_range
 
 __all__ = [
+    "MAX_SERIES_MESSAGE",
     "MetricResult",
+    "Series",
     "format_sample_time",
     "format_sample_value",
+    "max_lookback",
+    "order_series",
     "range_grid",
     "run_metric_query",
 ]
@@ -74,12 +78,12 @@ def run_metric_query(
     instant: bool,
 ) -> tuple[MetricResult, ScanStats]:
     """Evaluate ``expr`` on ``grid`` for ``tenant``; raise 400 on pipeline errors."""
-    lookback = _max_lookback(expr)
+    lookback = max_lookback(expr)
     tenants = (tenant,) if isinstance(tenant, str) else tenant
     view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1, expr)
     plan = _plan(expr, grid, metadata=view_has_metadata(view))
     stats = ScanStats()
-    _count_scan(stats, view)
+    _count_scan(stats, view, grid.start_ns - lookback, grid.end_ns + 1)
     if not instant and _uses_approx_topk(expr):
         raise BadRequestError("count min sketches are only supported on instant queries")
 
@@ -163,22 +167,21 @@ def _uses_approx_topk(expr: ast.Expr) -> bool:
     )
 
 
-def _max_lookback(expr: ast.Expr) -> int:
+def max_lookback(expr: ast.Expr) -> int:
+    """How far before a step the expression reads: its longest range plus offset."""
     if isinstance(expr, ast.RangeAggregation):
         return expr.range.range_ns + max(expr.range.offset_ns, 0)
     children = [getattr(expr, name) for name in ("expr", "left", "right") if hasattr(expr, name)]
-    return max((_max_lookback(child) for child in children), default=0)
+    return max((max_lookback(child) for child in children), default=0)
 
 
-def _count_scan(stats: ScanStats, view: Any) -> None:
+def _count_scan(stats: ScanStats, view: Any, start_ns: int, end_ns: int) -> None:
     stats.files = len(view.files)
     for entry in view.files:
         stats.file_rows += entry.rows
         stats.file_line_bytes += entry.line_bytes
         stats.file_bytes += entry.file_bytes
-    for table in view.head_tables:
-        stats.head_rows += table.num_rows
-        stats.head_line_bytes += table["line"].nbytes
+    add_head_scan(stats, view.head_tables, start_ns, end_ns)
 
 
 def _pipeline_error(found: pa.Table) -> str:
@@ -206,6 +209,11 @@ def _series(table: pa.Table, order: str | None) -> list[Series]:
     result = list(by_labels.values())
     for series in result:
         series.points.sort()
+    return order_series(result, order)
+
+
+def order_series(result: list[Series], order: str | None) -> list[Series]:
+    """Series in answer order: by label bytes, then by last value for ``sort``/``sort_desc``."""
     result.sort(key=lambda s: [(n.encode(), v.encode()) for n, v in s.labels])
     if order is not None:
         result.sort(key=lambda s: _sort_value(s, order))

@@ -21,7 +21,7 @@ from svc.storage.skip_index import Needle, SkipIndex, load, needle
 from svc.storage.skip_indexer import SkipIndexer
 from svc.storage.store import StoreView
 
-__all__ = ["narrowed"]
+__all__ = ["narrowed_to_needles"]
 
 _Alternative = tuple[Needle, ...]
 _Clause = tuple[_Alternative, ...]
@@ -29,7 +29,7 @@ _Lookups = tuple[tuple[_Clause, ...], ...]
 """Per selector, its clauses as needles; a selector with no clause is absent."""
 
 
-def narrowed(
+def narrowed_to_needles(
     view: StoreView | MultiView, expr: ast.Expr, indexer: SkipIndexer
 ) -> StoreView | MultiView:
     """``view`` without the files and row groups that cannot hold a line of ``expr``."""

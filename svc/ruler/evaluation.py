@@ -15,6 +15,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -22,9 +23,11 @@ from typing import Protocol
 
 import logql_to_sql
 from logql_to_sql import Grid, LogQLError, ast
+from svc.config import LimitsConfig
 from svc.errors import ServiceError
 from svc.query.engine import QueryEngine
 from svc.query.metric_queries import run_metric_query
+from svc.query.scope import RequestScope, using_scope
 
 __all__ = [
     "EvaluationError",
@@ -78,9 +81,9 @@ def parse_rule_expr(expr: str) -> ast.Expr | str:
 class LocalEvaluator:
     """In-process evaluation on the service's query engine."""
 
-    def __init__(self, engine: QueryEngine, max_series: int) -> None:
+    def __init__(self, engine: QueryEngine, limits_for: Callable[[str], LimitsConfig]) -> None:
         self.engine = engine
-        self.max_series = max_series
+        self.limits_for = limits_for
 
     def instant(self, tenant: str, expr: str, ts_ns: int) -> list[Sample]:
         parsed = parse_rule_expr(expr)
@@ -88,13 +91,20 @@ class LocalEvaluator:
             raise EvaluationError(parsed)
         if isinstance(parsed, ast.LogQuery):
             raise EvaluationError(NOT_A_VECTOR)
+        limits = self.limits_for(tenant)
+        lookback = round(limits.max_query_lookback * 1e9)
+        # The tenant's query timeout and max_query_lookback apply to rules as to queries.
+        scope = RequestScope(
+            limits.query_timeout, floor_ns=time.time_ns() - lookback if lookback > 0 else None
+        )
         try:
-            result, _ = run_metric_query(
+            result, _ = using_scope(scope).run(
+                run_metric_query,
                 self.engine,
                 tenant,
                 parsed,
                 Grid(start_ns=ts_ns, step_ns=1_000_000, steps=1),
-                max_series=self.max_series,
+                max_series=limits.max_query_series,
                 instant=True,
             )
         except (ServiceError, LogQLError) as exc:

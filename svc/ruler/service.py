@@ -32,9 +32,11 @@ from svc.ruler.rulefmt import RuleGroup
 from svc.ruler.store import LocalRuleStore, RuleStore
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from prometheus_client import CollectorRegistry
 
-    from svc.config import Config
+    from svc.config import Config, LimitsConfig
     from svc.query.engine import QueryEngine
 
 __all__ = ["RULER_TARGETS", "Ruler", "build_ruler"]
@@ -57,8 +59,10 @@ class Ruler:
         store: RuleStore,
         evaluator: Evaluator,
         registry: CollectorRegistry,
+        limits_for: Callable[[str], LimitsConfig],
     ) -> None:
         self.config = config
+        self.limits_for = limits_for
         cfg: RulerConfig = config.ruler
         self.cfg = cfg
         self.store = store
@@ -100,19 +104,13 @@ class Ruler:
 
     # limits ------------------------------------------------------------------------
 
-    def _override(self, tenant: str, name: str) -> object:
-        override = self.config.overrides.get(tenant)
-        value = getattr(override, name, None) if override is not None else None
-        return getattr(self.config.limits_config, name) if value is None else value
-
     def group_limits(self, tenant: str) -> tuple[int, int]:
         """``ruler_max_rules_per_rule_group`` and ``ruler_max_rule_groups_per_tenant``."""
-        rules = self._override(tenant, "ruler_max_rules_per_rule_group")
-        groups = self._override(tenant, "ruler_max_rule_groups_per_tenant")
-        return int(rules), int(groups)  # type: ignore[call-overload]
+        limits = self.limits_for(tenant)
+        return limits.ruler_max_rules_per_rule_group, limits.ruler_max_rule_groups_per_tenant
 
     def _remote_write_disabled(self, tenant: str) -> bool:
-        return bool(self._override(tenant, "ruler_remote_write_disabled"))
+        return self.limits_for(tenant).ruler_remote_write_disabled
 
     # evaluation --------------------------------------------------------------------
 
@@ -213,7 +211,12 @@ def rules_directory(config: Config) -> Path:
     return Path(local) if local else Path(config.common.path_prefix) / "rules"
 
 
-def build_ruler(config: Config, engine: QueryEngine, registry: CollectorRegistry) -> Ruler:
+def build_ruler(
+    config: Config,
+    engine: QueryEngine,
+    registry: CollectorRegistry,
+    limits_for: Callable[[str], LimitsConfig],
+) -> Ruler:
     """The ruler of an instance: local rule store and the configured evaluation mode."""
     evaluation = config.ruler.evaluation
     evaluator: Evaluator
@@ -224,7 +227,7 @@ def build_ruler(config: Config, engine: QueryEngine, registry: CollectorRegistry
             timeout_seconds=config.limits_config.query_timeout,
         )
     else:
-        evaluator = LocalEvaluator(engine, config.limits_config.max_query_series)
+        evaluator = LocalEvaluator(engine, limits_for)
     if evaluation.max_jitter > 0:
         evaluator = JitterEvaluator(evaluator, evaluation.max_jitter)
-    return Ruler(config, LocalRuleStore(rules_directory(config)), evaluator, registry)
+    return Ruler(config, LocalRuleStore(rules_directory(config)), evaluator, registry, limits_for)

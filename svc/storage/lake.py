@@ -100,6 +100,9 @@ class FileMetadata(msgspec.Struct, kw_only=True):
     every part up to the last one is present)."""
     backfill: str | None = None
     """Set on files written by a backfill: the manifest key of their input."""
+    backfills: list[str] = []
+    """Compacted files: the manifest keys of the backfilled inputs whose entries they hold
+    (a catalog rebuild puts them back in the manifest, so no input is imported twice)."""
 
     def flush_ids(self) -> frozenset[str]:
         """The flushes whose entries the file holds."""

@@ -17,8 +17,8 @@ its ``wal_seq`` becomes the watermark, only when its rows are nowhere else.
   key, the attempt with the most files is listed, and the key goes back in the manifest
   (files of a backfill are moved into the lake in the transaction that lists them, so an
   unlisted attempt is only left by a crash inside that transaction; the next start or
-  backfill removes it). A compacted file does not keep its inputs' manifest keys: after a
-  rebuild, an input whose files were compacted could be imported a second time.
+  backfill removes it). A compacted file keeps the manifest keys of the backfilled inputs
+  it holds, and they go back in the manifest too (their row counts are not kept: 0).
 * Files from before that metadata existed are listed with summaries computed from their
   rows; their WAL position is unknown, so every WAL segment on disk is replayed (a crash
   between a commit and the removal of its segments can then repeat that flush's entries).
@@ -111,7 +111,7 @@ def rebuild_catalog(
         (f.metadata.wal_seq for f in chosen if f.metadata is not None), default=0
     )
     catalog.commit_flush(
-        entries, streams, report.watermark, summaries, _manifest_rows(imports, entries)
+        entries, streams, report.watermark, summaries, _manifest_rows(chosen, entries)
     )
     report.listed = sorted(f.relative for f in chosen)
     report.streams = len(streams)
@@ -265,24 +265,28 @@ def _choose_backfills(files: list[_File]) -> tuple[list[_File], list[str]]:
     return chosen, sorted(f.relative for f in files if f not in chosen)
 
 
-def _manifest_rows(imports: list[_File], entries: list[FileEntry]) -> list[BackfillInput]:
-    """Manifest rows of the backfilled inputs listed again (their names are not kept in
-    the files: the key is what prevents a second import)."""
+def _manifest_rows(listed: list[_File], entries: list[FileEntry]) -> list[BackfillInput]:
+    """Manifest rows of the backfilled inputs whose entries are listed again, in their own
+    files or in compacted ones (their names are not kept in the files: the key is what
+    prevents a second import)."""
     by_path = {e.path: e for e in entries}
     rows: dict[str, BackfillInput] = {}
-    for f in imports:
-        if f.metadata is None or not f.metadata.backfill:
+    for f in listed:
+        if f.metadata is None:
             continue
         entry = by_path[f.relative]
-        known = rows.get(f.metadata.backfill)
-        rows[f.metadata.backfill] = BackfillInput(
-            key=f.metadata.backfill,
-            tenant=entry.tenant,
-            name="(catalog rebuild)",
-            rows=entry.rows + (known.rows if known else 0),
-            files=1 + (known.files if known else 0),
-            committed_ns=0,
-        )
+        own = [f.metadata.backfill] if f.metadata.backfill else []
+        for key in own + f.metadata.backfills:
+            known = rows.get(key)
+            counted = key in own  # a compacted file's rows are not the input's alone
+            rows[key] = BackfillInput(
+                key=key,
+                tenant=entry.tenant,
+                name="(catalog rebuild)",
+                rows=(entry.rows if counted else 0) + (known.rows if known else 0),
+                files=(1 if counted else 0) + (known.files if known else 0),
+                committed_ns=0,
+            )
     return list(rows.values())
 
 

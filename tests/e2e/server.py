@@ -48,11 +48,16 @@ on, as they are by default."""
 
 
 def base_config(data_dir: Path) -> dict[str, Any]:
-    """What every test instance sets: its data directory, old samples accepted, and no
+    """What every test instance sets: its data directory, old samples accepted, ingestion
+    rates no test reaches unless it is about them (tests push big bodies in bursts), and no
     ``service_name`` or ``detected_level`` discovery, so that tests see the labels and
     metadata they push (tests of discovery turn it back on with ``DISCOVERY``)."""
-    limits = {
+    limits: dict[str, Any] = {
         "reject_old_samples": False,
+        "ingestion_rate_mb": 1024,
+        "ingestion_burst_size_mb": 1024,
+        "per_stream_rate_limit": "1GB",
+        "per_stream_rate_limit_burst": "1GB",
         "discover_service_name": [],
         "discover_log_levels": False,
     }

@@ -153,6 +153,51 @@ def test_kill_9_mid_backfill_lists_nothing_and_a_rerun_completes(
         assert sum(len(v) for _, v in stream_values(data)) == 500
 
 
+def listed_paths(srv: Server) -> list[str]:
+    catalog = Catalog(srv.data_dir / CATALOG_FILENAME)
+    try:
+        return sorted(f.path for f in catalog.all_files())
+    finally:
+        catalog.close()
+
+
+def test_a_rebuilt_catalog_remembers_inputs_whose_files_were_compacted(
+    make_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    srv = make_server({"compactor": {"compaction_interval": "300ms"}})
+    start = time.time_ns() - 30 * DAY
+    sources = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    sources[0].write_text(year_old_lines(50, start))
+    sources[1].write_text(year_old_lines(50, start + 100 * NS))
+    paths = [str(p) for p in sources]
+    done = run_backfill(srv, "-tenant=t", "-label-fields=app", *paths)
+    assert done.returncode == 0, done.stderr.decode()
+    deadline = time.monotonic() + 30
+    while not all("compacted-" in p for p in listed_paths(srv)):
+        assert time.monotonic() < deadline, listed_paths(srv)
+        time.sleep(0.1)
+    assert len(listed_paths(srv)) == 1  # both inputs' files are one compacted file now
+    srv.stop()
+    (srv.data_dir / CATALOG_FILENAME).unlink()
+    rebuilt = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "svc",
+            "catalog",
+            "rebuild",
+            f"-config.file={srv.root / 'config.yaml'}",
+        ],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert rebuilt.returncode == 0, rebuilt.stderr.decode()
+    again = run_backfill(srv, "-tenant=t", "-label-fields=app", *paths)
+    assert again.returncode == 0 and b"already imported 2" in again.stdout, again.stdout
+    assert listed_rows(srv, "t") == 100
+
+
 def test_stdin_and_bad_lines(make_server: Callable[..., Server]) -> None:
     srv = make_server(start=False)
     srv.root.mkdir(parents=True)

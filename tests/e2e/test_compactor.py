@@ -217,13 +217,14 @@ def test_retention_with_overlapping_stream_rules(
         {"app": "z"},
     )
     with app.client("t") as client:
-        # One file per push: expiry is decided per stream and file.
+        # One file per push: expiry is decided per stream and file. Each stream's entries
+        # come oldest first: one far behind its stream's newest is refused (out of order).
+        push(client, [(prod, [(now - 40 * HOUR, "prod older")]), (z, [(now - 30 * HOUR, "z old")])])
+        client.post("/flush")
         push(client, [(prod, [(now - 30 * HOUR, "prod old")]), (dev, [(now - 50 * HOUR, "dev old")]),
                       (other, [(now - 100 * HOUR, "other old")])])  # fmt: skip
         client.post("/flush")
         push(client, [(prod, [(now - HOUR, "prod new")]), (dev, [(now - 30 * HOUR, "dev new")])])
-        client.post("/flush")
-        push(client, [(prod, [(now - 40 * HOUR, "prod older")]), (z, [(now - 30 * HOUR, "z old")])])
         client.post("/flush")
     with app.client("v") as client:
         push(client, [(dev, [(now - 30 * HOUR, "v dev old")]), (dev, [(now - HOUR, "v dev new")])])

@@ -120,7 +120,7 @@ def test_failed_service_shows_in_services_and_ready(make_server: Callable[..., S
         pushed = push(client, STREAMS)
     assert (pushed.status_code, pushed.text) == (
         503,
-        "Ingester not ready: ingester not ready: New",
+        "Ingester not ready: ingester not ready: New\n",  # push errors end with a newline
     )
     assert srv.stop() == 0
 
@@ -169,7 +169,7 @@ def test_shutdown_without_terminate_keeps_serving(make_server: Callable[..., Ser
             "Some services are not Running:\nRunning: 6\nTerminated: 1\n\n",
         )
         refused = push(client, STREAMS)
-        assert (refused.status_code, refused.text) == (500, "Ingester is shutting down")
+        assert (refused.status_code, refused.text) == (500, "Ingester is shutting down\n")
         again = client.post("/ingester/shutdown")
         assert (again.status_code, again.text) == (503, "Ingester is stopping or already stopped.")
         assert "The ring is empty." in client.get("/ring").text

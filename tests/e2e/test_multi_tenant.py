@@ -95,7 +95,7 @@ def test_metric_aggregation_spans_tenants(srv: InProcessApp) -> None:
 def test_push_refuses_several_tenants(srv: InProcessApp) -> None:
     with srv.client("a|b") as client:
         pushed = push(client, [({"app": "x"}, [(BASE, "x")])])
-    assert (pushed.status_code, pushed.text) == (400, "multiple org IDs present")
+    assert (pushed.status_code, pushed.text) == (400, "multiple org IDs present\n")
 
 
 def test_tail_refuses_several_tenants(make_server: Callable[..., Server]) -> None:

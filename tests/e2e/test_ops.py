@@ -127,6 +127,10 @@ def test_config_modes(server: Server) -> None:
         "common": {"path_prefix": str(server.data_dir)},
         "limits_config": {
             "reject_old_samples": False,
+            "ingestion_rate_mb": 1024.0,
+            "ingestion_burst_size_mb": 1024.0,
+            "per_stream_rate_limit": "1GB",
+            "per_stream_rate_limit_burst": "1GB",
             "discover_service_name": [],
             "discover_log_levels": False,
         },

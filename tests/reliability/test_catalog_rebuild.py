@@ -59,7 +59,9 @@ def _push_two_tenants(srv: Server, round_: int) -> list[str]:
                 entries = [
                     (BASE + day * DAY + round_ * 1000 + i, line) for i, line in enumerate(batch)
                 ]
-                streams = [({"app": "web", "tier": tenant}, entries)]
+                # a stream per day: a day-old entry would be outside a stream's
+                # out-of-order window (max_chunk_age / 2)
+                streams = [({"app": "web", "tier": tenant, "day": str(day)}, entries)]
                 assert push(client, streams).status_code == 204  # type: ignore[arg-type]
                 lines += batch
     return lines

@@ -12,6 +12,7 @@ import yaml
 from svc.config import config_from_yaml, validate_config
 from tests.e2e.server import Server
 from tests.reliability.helpers import (
+    WINDOW,
     assert_once,
     line_counts,
     metric,
@@ -40,12 +41,13 @@ def test_disk_full_refuses_pushes_serves_queries_and_recovers_by_itself(
             refused = push_lines(client, ["late"], offset=1000 + attempt)
             assert refused.status_code == 503
             assert (
-                refused.text == "wal write failed, the push was not stored: no space left on device"
+                refused.text
+                == "wal write failed, the push was not stored: no space left on device\n"
             )
         wait_for(lambda: metric(srv, "svc_ingester_flush_failures_total") >= 1)
         assert client.get("/ready").status_code == 200
         assert_once(line_counts(client), stored)  # queries keep working meanwhile
-        assert client.get("/svc/api/v1/labels", params={"start": "0"}).status_code == 200
+        assert client.get("/svc/api/v1/labels", params=WINDOW).status_code == 200
         set_faults(srv)
         resumed = [f"resumed {i}" for i in range(200)]
         assert push_lines(client, resumed, offset=2000).status_code == 204
@@ -67,7 +69,7 @@ def test_pushes_are_refused_above_the_disk_full_threshold(
         assert refused.status_code == 503
         assert refused.text == (
             "disk usage of the data directory is 95.30%, at or over "
-            "ingester.wal.disk_full_threshold (90.00%): pushes are refused until space is freed"
+            "ingester.wal.disk_full_threshold (90.00%): pushes are refused until space is freed\n"
         )
         assert metric(srv, "svc_ingester_wal_disk_full_failures_total") == 1
         assert metric(srv, "svc_ingester_wal_disk_usage_percent") == 0.953

@@ -36,7 +36,7 @@ def test_failed_wal_writes_lose_nothing_acknowledged(faulty_server: Callable[...
             refused = push_lines(client, [f"refused {number} {i}" for i in range(100)])
             assert (refused.status_code, refused.text) == (
                 503,
-                f"wal write failed, the push was not stored: {reason}",
+                f"wal write failed, the push was not stored: {reason}\n",
             )
             assert metric(srv, "svc_wal_write_failures_total") == number
             assert client.get("/ready").status_code == 200  # the service stays up

@@ -15,12 +15,12 @@ from svc.config import (
     ConfigError,
     IndexTablesConfig,
     PeriodConfig,
-    TenantOverrides,
     active_period,
     config_from_yaml,
     config_to_dict,
     validate_config,
 )
+from svc.limits.overrides import Overrides
 
 SCHEMA_ERROR = (
     "CONFIG ERROR: schema v13 is required to store Structured Metadata and use native OTLP "
@@ -250,11 +250,6 @@ def test_several_errors_are_reported_together() -> None:
             "line 3: field form not found in type config.raw",
             id="typo-in-period",
         ),
-        pytest.param(
-            {"overrides": {"t1": {"max_line_size": 10}}},
-            "line 3: field max_line_size not found in type svc.TenantOverrides",
-            id="unsupported-override",
-        ),
     ],
 )
 def test_shape_errors(document: dict[str, object], message: str) -> None:
@@ -273,11 +268,17 @@ overrides:
   team-b: {}
 """
     config = config_from_yaml(text)
-    assert config.overrides == {
-        "team-a": TenantOverrides(otlp_promoted_resource_attributes=["service.name", "team.name"]),
-        "team-b": TenantOverrides(otlp_promoted_resource_attributes=None),
-    }
     assert validate_config(config) == []
+    overrides = Overrides(config)
+    assert overrides.limits_for("team-a").otlp_promoted_resource_attributes == [
+        "service.name",
+        "team.name",
+    ]
+    assert overrides.limits_for("team-b").otlp_promoted_resource_attributes == [
+        "service.name",
+        "host.name",
+    ]
+    assert overrides.limits_for("other") is config.limits_config
 
 
 @pytest.mark.parametrize(
@@ -290,8 +291,7 @@ overrides:
         ),
         pytest.param(
             {"t": {"otlp_promoted_resource_attributes": "service.name"}},
-            "invalid override for tenant t: otlp_promoted_resource_attributes must be a list of "
-            "strings",
+            "invalid override for tenant t: otlp_promoted_resource_attributes: expected a list",
             id="not-a-list",
         ),
     ],

@@ -14,6 +14,7 @@ import yaml
 from svc.compactor.config import retention_interval_seconds
 from svc.compactor.limits import deletion_mode, retention_period, retention_streams
 from svc.config import config_from_yaml, config_to_dict, validate_config
+from svc.limits.overrides import Overrides
 
 STORE = {"retention_enabled": True, "delete_request_store": "filesystem"}
 
@@ -146,10 +147,12 @@ def test_tenant_limits_override_the_global_ones() -> None:
             }
         )
     )
-    assert [retention_period(config, t) for t in ("t", "u", "v")] == [86400.0, 0.0, 744 * 3600.0]
-    assert retention_streams(config, "t") == []  # its own list replaces the global one
-    assert [r.period for r in retention_streams(config, "u")] == [48 * 3600.0]  # inherited
-    assert [deletion_mode(config, t) for t in ("t", "u")] == ["disabled", "filter-only"]
+    limits = Overrides(config).limits_for
+    periods = [retention_period(limits(t)) for t in ("t", "u", "v")]
+    assert periods == [86400.0, 0.0, 744 * 3600.0]
+    assert retention_streams(limits("t")) == []  # its own list replaces the global one
+    assert [r.period for r in retention_streams(limits("u"))] == [48 * 3600.0]  # inherited
+    assert [deletion_mode(limits(t)) for t in ("t", "u")] == ["disabled", "filter-only"]
 
 
 def test_verify_config_prints_the_compactor_errors(tmp_path: Path) -> None:

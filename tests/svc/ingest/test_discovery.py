@@ -11,6 +11,7 @@ from svc.errors import BadRequestError
 from svc.ingest import PushLimits, decode_push
 from svc.ingest.discovery import add_levels, with_service_name
 from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
+from svc.ingest.validate import validate_push
 from svc.model import PushStream
 
 NOW = 1_700_000_000_000_000_000
@@ -43,9 +44,14 @@ def test_service_name_discovery_leaves_internal_streams_and_empty_lists_alone() 
 def _decode(streams: list[tuple[dict[str, str], list[object]]], **limits: object) -> PushStream:
     chosen = dataclasses.replace(PushLimits(), **limits)  # type: ignore[arg-type]
     body = json_body(streams)  # type: ignore[arg-type]
-    (stream,) = decode_push(
-        body, content_type="application/json", content_encoding=None, limits=chosen, now_ns=NOW
+    decoded = decode_push(
+        body, content_type="application/json", content_encoding=None, limits=chosen
     )
+    validated = validate_push(decoded, chosen, "t", NOW)
+    error = validated.error()
+    if error is not None:
+        raise error
+    (stream,) = validated.streams
     return stream
 
 

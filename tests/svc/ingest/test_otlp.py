@@ -23,6 +23,7 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from svc.errors import BadRequestError
 from svc.ingest import PushStream, decode_otlp, encode_otlp_response
 from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
+from svc.ingest.validate import validate_push
 
 T0 = NOW - 1_000
 TRACE = bytes(range(16))
@@ -137,7 +138,7 @@ def otlp(body: bytes, content_type: str | None, encoding: str | None = None) -> 
         limits=LIMITS,
         now_ns=NOW,
         promoted_resource_attributes=frozenset({"service.name", "k8s.namespace.name"}),
-    )
+    ).streams
 
 
 def _otlp_json(message: ExportLogsServiceRequest) -> bytes:
@@ -200,27 +201,21 @@ def test_default_promoted_attributes_and_limits_apply() -> None:
             ResourceLogs(resource=resource, scope_logs=[ScopeLogs(log_records=[long_line])])
         ]
     ).SerializeToString()
-    streams = decode_otlp(
+    decoded = decode_otlp(
         body,
         content_type="application/x-protobuf",
         content_encoding=None,
         limits=LIMITS,
         now_ns=NOW,
     )
-    assert streams[0].labels == (("k8s_pod_name", "p-1"), ("service_name", "svc"))
-    with pytest.raises(BadRequestError) as caught:
-        decode_otlp(
-            body,
-            content_type="application/x-protobuf",
-            content_encoding=None,
-            limits=LIMITS.__class__(max_line_size=10),
-            now_ns=NOW,
-        )
-    assert caught.value.message == (
+    assert decoded.streams[0].labels == (("k8s_pod_name", "p-1"), ("service_name", "svc"))
+    validated = validate_push(decoded, LIMITS.__class__(max_line_size=10), "t", NOW)
+    assert validated.streams == []
+    assert validated.errors == [
         "max entry size '10' bytes exceeded for stream "
         '\'{k8s_pod_name="p-1", service_name="svc"}\' '
         "while adding an entry with length '11' bytes"
-    )
+    ]
 
 
 @pytest.mark.parametrize(

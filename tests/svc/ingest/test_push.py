@@ -14,6 +14,7 @@ from ingest_bodies import LIMITS, NOW, Entry, json_body, proto_body, proto_reque
 from svc.errors import BadRequestError, PayloadTooLargeError, ServiceError
 from svc.ingest import PushLimits, PushStream, decode_push
 from svc.ingest.labels import label_key
+from svc.ingest.validate import validate_push
 
 JSON = "application/json"
 PROTO = "application/x-protobuf"
@@ -35,12 +36,23 @@ EXPECTED = PushStream(
 
 
 def push(
-    body: bytes, content_type: str | None = JSON, encoding: str | None = None, **limits: object
+    body: bytes,
+    content_type: str | None = JSON,
+    encoding: str | None = None,
+    *,
+    legacy: bool = False,
+    **limits: object,
 ) -> list[PushStream]:
+    """Decode and validate; raise the answer's error when anything was refused."""
     chosen = dataclasses.replace(LIMITS, **limits) if limits else LIMITS  # type: ignore[arg-type]
-    return decode_push(
-        body, content_type=content_type, content_encoding=encoding, limits=chosen, now_ns=NOW
+    decoded = decode_push(
+        body, content_type=content_type, content_encoding=encoding, limits=chosen, legacy=legacy
     )
+    validated = validate_push(decoded, chosen, "t", NOW)
+    error = validated.error()
+    if error is not None:
+        raise error
+    return validated.streams
 
 
 @pytest.mark.parametrize(
@@ -175,7 +187,7 @@ REJECTIONS = [
     case("proto-no-labels", proto_body([("{}", OK)]),
          "error at least one label pair is required per stream", ct=PROTO),
     case("label-name", json_body([({"a-b": "c"}, OK)]),
-         "Error parsing labels '{a-b=\"c\"}' with error: invalid label name 'a-b'"),
+         "error parsing labels '{a-b=\"c\"}' with error: invalid label name 'a-b'"),
     case("name-too-long", json_body([({"a" * 6: "b"}, OK)]),
          "stream '{aaaaaa=\"b\"}' has label name too long: 'aaaaaa'", max_label_name_length=5),
     case("value-too-long-bytes", json_body([({"a": "é" * 3}, OK)]),
@@ -197,15 +209,15 @@ REJECTIONS = [
          f"entry for stream '{AB}' has invalid timestamp: {1 << 63}"),
     case("metadata-disallowed", sm((T0, "x", {"k": "v"})),
          f"stream '{AB}' includes structured metadata, but this feature is disallowed. "
-         f"Please see `limits_config.allow_structured_metadata` {ADMIN} enable it.",
+         f"Please see `limits_config.allow_structured_metadata` {ADMIN} enable it",
          allow_structured_metadata=False),
     case("metadata-too-many", sm((T0, "x", {"k": "v", "l": "w"})),
          f"stream '{AB}' has too many structured metadata labels: '2', limit: '1'. Please see "
-         f"`limits_config.max_structured_metadata_entries_count` {ADMIN} increase it.",
+         f"`limits_config.max_structured_metadata_entries_count` {ADMIN} increase it",
          max_structured_metadata_entries_count=1),
     case("metadata-too-large", sm((T0, "x", {"k": "vvvv"})),
          f"stream '{AB}' has structured metadata too large: '5' bytes, limit: '4' bytes. "
-         f"Please see `limits_config.max_structured_metadata_size` {ADMIN} increase it.",
+         f"Please see `limits_config.max_structured_metadata_size` {ADMIN} increase it",
          max_structured_metadata_size=4),
 ]  # fmt: skip
 
@@ -223,7 +235,7 @@ def test_rejections(
 ) -> None:
     with pytest.raises(error) as caught:
         push(body, content_type, encoding, **limits)
-    assert type(caught.value) is error
+    assert isinstance(caught.value, error)
     assert caught.value.message == message
 
 
@@ -235,7 +247,7 @@ def test_old_samples_allowed_when_not_rejected() -> None:
 def test_unparsable_protobuf_labels() -> None:
     with pytest.raises(BadRequestError) as caught:
         push(proto_body([("{a=b}", OK)]), PROTO)
-    assert caught.value.message.startswith("Error parsing labels '{a=b}' with error: parse error")
+    assert caught.value.message.startswith("error parsing labels '{a=b}' with error: parse error")
 
 
 def test_service_name_is_not_counted() -> None:
@@ -252,9 +264,7 @@ def test_check_body_size_uses_the_limit() -> None:
 
 
 def _legacy(streams: list[dict[str, object]]) -> list[PushStream]:
-    body = json.dumps({"streams": streams}).encode()
-    return decode_push(body, content_type=JSON, content_encoding=None, limits=LIMITS, now_ns=NOW,
-                       legacy=True)  # fmt: skip
+    return push(json.dumps({"streams": streams}).encode(), legacy=True)
 
 
 def test_legacy_json_format() -> None:
@@ -292,7 +302,7 @@ def test_legacy_json_format() -> None:
         ),
         pytest.param(
             {"labels": "job=api", "entries": [{"ts": "2023-11-14T22:13:15Z"}]},
-            "Error parsing labels 'job=api' with error: ",
+            "error parsing labels 'job=api' with error: ",
             id="labels",
         ),
     ],
@@ -328,6 +338,5 @@ def test_timestamps_in_a_smaller_unit_are_named(ts: int, unit: str) -> None:
 
 def test_legacy_path_reads_a_v1_body_as_v1() -> None:
     body = json_body([({"job": "api"}, [(T0, "x")])])
-    (stream,) = decode_push(body, content_type=JSON, content_encoding=None, limits=LIMITS,
-                            now_ns=NOW, legacy=True)  # fmt: skip
+    (stream,) = push(body, legacy=True)
     assert (stream.key, stream.timestamps, stream.lines) == ('{job="api"}', [T0], ["x"])

@@ -11,6 +11,7 @@ import yaml
 
 from svc.compactor.limits import deletion_enabled
 from svc.config import Config, config_from_yaml
+from svc.limits.overrides import Overrides
 from svc.ops.cache_gen import CacheGenerations
 from svc.ops.config_view import config_diff, config_yaml
 from svc.ops.index_sync import IndexSyncer
@@ -124,4 +125,6 @@ def test_cache_generations_grow_and_persist(tmp_path: Path) -> None:
     ],
 )
 def test_deletion_enabled(text: str, tenant: str, enabled: bool) -> None:
-    assert deletion_enabled(config_from_yaml(text), tenant) is enabled
+    config = config_from_yaml(text)
+    limits = Overrides(config).limits_for(tenant)
+    assert deletion_enabled(config, limits) is enabled

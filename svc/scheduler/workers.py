@@ -1,0 +1,164 @@
+"""The query workers: ``querier.max_concurrent`` threads taking sub-queries from the fair queue.
+
+The HTTP handlers submit a request's work as tasks (one per sub-query); each task runs on a
+worker thread inside the request's scope (``svc/query/scope.py``), and its result comes back
+to the event loop as an awaitable. A task of a cancelled request is not run; cancelling a
+request also fails its tasks still in the queue at once, so the handler answers without
+waiting for them to come up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from svc.errors import ServiceError
+from svc.query.scope import RequestScope
+from svc.scheduler.queue import FairQueue, QueueStopped
+
+__all__ = ["Scheduler", "SchedulerCollector"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _Task:
+    scope: RequestScope
+    context: contextvars.Context
+    fn: Callable[[], Any]
+    future: asyncio.Future[Any]
+    loop: asyncio.AbstractEventLoop
+
+
+def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)
+
+
+def _deliver(
+    loop: asyncio.AbstractEventLoop,
+    future: asyncio.Future[Any],
+    value: Any,
+    error: BaseException | None,
+) -> None:
+    """Settle ``future`` on its event loop (nothing to do once the loop is closed)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(_settle, future, value, error)
+
+
+class Scheduler:
+    """A fair queue of query tasks and the threads that run them."""
+
+    def __init__(self, workers: int, max_outstanding: int) -> None:
+        self.workers = max(workers, 1)
+        # One worker stays free for the next tenant (when there are several workers).
+        self.queue: FairQueue[_Task] = FairQueue(max_outstanding, max(self.workers - 1, 1))
+        self.running = 0
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the worker threads."""
+        for index in range(self.workers):
+            thread = threading.Thread(target=self._work, name=f"query-{index}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        """Drop what is queued and wait for the running tasks to finish."""
+        self.queue.stop()
+        for thread in self._threads:
+            thread.join()
+        self._threads = []
+
+    def submit(
+        self,
+        scope: RequestScope,
+        tenant: str,
+        path: Sequence[str],
+        context: contextvars.Context,
+        fn: Callable[[], Any],
+    ) -> asyncio.Future[Any]:
+        """Queue ``fn`` (run in ``context``) for a worker; 429 when the tenant's queue is
+        full. The future fails with the scope's reason if the request is cancelled first."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        task = _Task(scope, context, fn, future, loop)
+        self.queue.put(tenant, path, task)
+
+        def cancelled(reason: ServiceError) -> None:
+            _deliver(loop, future, None, reason)
+
+        scope.on_cancel(cancelled)
+        return future
+
+    def _work(self) -> None:
+        while True:
+            try:
+                tenant, task = self.queue.get()
+            except QueueStopped:
+                return
+            try:
+                self._run(task)
+            finally:
+                self.queue.done(tenant)
+                # Not kept until the next task arrives: its scope's pinned views and its
+                # result hold lake files on disk (svc/storage/leases.py).
+                del task
+
+    def _run(self, task: _Task) -> None:
+        if task.future.done() or task.scope.reason is not None:
+            return
+        with self._lock:
+            self.running += 1
+        try:
+            value = task.context.run(task.fn)
+        except BaseException as exc:  # delivered to the request, which answers it
+            _deliver(task.loop, task.future, None, exc)
+        else:
+            _deliver(task.loop, task.future, value, None)
+        finally:
+            with self._lock:
+                self.running -= 1
+
+
+class SchedulerCollector(Collector):
+    """The queue's length and the running sub-queries per tenant, read at scrape time."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+
+    def collect(self) -> Iterable[Metric]:
+        queued, running = self.scheduler.queue.lengths()
+        length = GaugeMetricFamily(
+            "svc_query_scheduler_queue_length",
+            "Sub-queries waiting for a query worker, per tenant.",
+            labels=["tenant"],
+        )
+        for tenant, count in sorted(queued.items()):
+            length.add_metric([tenant], count)
+        busy = GaugeMetricFamily(
+            "svc_query_scheduler_running",
+            "Sub-queries running on the query workers, per tenant.",
+            labels=["tenant"],
+        )
+        for tenant, count in sorted(running.items()):
+            busy.add_metric([tenant], count)
+        workers = GaugeMetricFamily(
+            "svc_query_scheduler_workers", "Query worker threads (querier.max_concurrent)."
+        )
+        workers.add_metric([], self.scheduler.workers)
+        yield from (length, busy, workers)
