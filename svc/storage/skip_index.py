@@ -15,7 +15,7 @@ its runs is a 5-gram inside a token of the line. A row group whose filters lack 
 them cannot hold the needle. A needle that yields nothing (shorter than 5 bytes with no
 whole token, say ``"err"`` or ``"4242"`` at an edge) cannot be answered from the index.
 
-The filters of a file live in a sidecar next to it, ``<file>.parquet.skip``, written
+The filters of ``<name>.parquet`` live in a sidecar next to it, ``<name>.skip``, written
 after the file (``svc/storage/skip_indexer.py``); a file without one is scanned whole.
 Everything is in bytes of UTF-8, so unicode needles are answered like any other.
 """
@@ -258,7 +258,8 @@ class SkipIndex:
 
 def sidecar_path(parquet: Path) -> Path:
     """Where the index of the lake file at ``parquet`` is kept."""
-    return parquet.with_name(parquet.name + SIDECAR_SUFFIX)
+    # Not ``<name>.parquet.skip``: whatever looks for ``*.parquet*`` finds lake files only.
+    return parquet.with_suffix(SIDECAR_SUFFIX)
 
 
 def write_sidecar(parquet: Path, groups: Sequence[tuple[int, bytes, bytes]]) -> int:
@@ -364,7 +365,7 @@ def remove_sidecars(parquets: Iterable[Path]) -> None:
 
 def sweep_sidecars(lake_root: Path, listed: Iterable[str]) -> None:
     """Remove indexes whose file is not listed, and half-written ones (startup only)."""
-    keep = {relative + SIDECAR_SUFFIX for relative in listed}
+    keep = {str(Path(relative).with_suffix(SIDECAR_SUFFIX)) for relative in listed}
     if not lake_root.is_dir():
         return
     for pattern in (f"tenant=*/day=*/*{SIDECAR_SUFFIX}", f"tenant=*/day=*/*{SIDECAR_SUFFIX}.*.tmp"):

@@ -18,7 +18,7 @@ RANGE = {"start": str(BASE - SECOND), "end": str(BASE + 3_600 * SECOND)}
 
 def _wait_for_indexes(srv: Server, files: int) -> None:
     deadline = time.monotonic() + 30
-    while len(list((srv.data_dir / "lake").rglob("*.parquet.skip"))) < files:
+    while len(list((srv.data_dir / "lake").rglob("*.skip"))) < files:
         assert time.monotonic() < deadline, "the lake files were not indexed"
         time.sleep(0.05)
 

@@ -29,7 +29,7 @@ def test_flushed_and_compacted_files_get_an_index_and_lose_it_with_the_file(
         store.flush()
     store.skip_indexer.wait_idle()
     files = store.catalog.all_files()
-    assert _sidecars(store) == sorted(f.path + ".skip" for f in files)
+    assert _sidecars(store) == sorted(f.path.removesuffix(".parquet") + ".skip" for f in files)
     index = load(store.lake_root / files[0].path, files[0].rows)
     assert index is not None and index.may_hold(0, needle("id=req0x00042 "))
     engine = QueryEngine(store, timeout_seconds=30)
@@ -39,7 +39,9 @@ def test_flushed_and_compacted_files_get_an_index_and_lose_it_with_the_file(
         gc.collect()
         store.remove_retired()
         store.skip_indexer.wait_idle()
-        assert _sidecars(store) == sorted(f.path + ".skip" for f in result.outputs)
+        assert _sidecars(store) == sorted(
+            f.path.removesuffix(".parquet") + ".skip" for f in result.outputs
+        )
     finally:
         rewriter.close()
         engine.close()
@@ -52,7 +54,7 @@ def test_startup_sweeps_orphans_and_rebuild_builds_what_is_missing(tmp_path: Pat
         store.skip_indexer.wait_idle()
         entry = store.catalog.all_files()[0]
         listed = sidecar_path(store.lake_root / entry.path)
-        orphan = listed.with_name("0123.parquet.skip")
+        orphan = listed.with_name("0123.skip")
         half_written = listed.with_name(listed.name + ".abc.tmp")
         orphan.write_bytes(listed.read_bytes())
         half_written.write_bytes(b"SVCSKIP1")
