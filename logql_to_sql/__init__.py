@@ -35,6 +35,7 @@ from logql_to_sql.sql.dialect import (
     UDF_TEMPLATE,
 )
 from logql_to_sql.sql.frame import entry_labels
+from logql_to_sql.sql.hints import Needed
 from logql_to_sql.sql.metric_query import MetricPlan, compile_metric_query
 from logql_to_sql.sql.parser_stages import json_all, logfmt, sanitize
 from logql_to_sql.sql.range_aggregation import Grid
@@ -64,6 +65,7 @@ __all__ = [
     "LogQuery",
     "LogQueryPlan",
     "MetricPlan",
+    "Needed",
     "NotASelectorError",
     "ParseError",
     "UnsupportedError",

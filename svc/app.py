@@ -17,6 +17,7 @@ from litestar.types import Middleware
 
 from logql_to_sql import LogQLError
 from svc.api.backfill import backfill_upload
+from svc.api.compression import AnswerCompression
 from svc.api.delete import deletion_routes
 from svc.api.detected_fields import (
     detected_field_values,
@@ -100,10 +101,15 @@ ROUTES = [
 ]
 
 
-COMPRESSION = CompressionConfig(backend="gzip", minimum_size=1400, gzip_compress_level=6)
+COMPRESSION = CompressionConfig(
+    backend="gzip",
+    minimum_size=1400,
+    gzip_compress_level=6,
+    middleware_class=AnswerCompression,
+)
 """Answers are gzipped for clients that accept it, as the reference's query frontend does
 (``frontend.compress_responses``, on by default): from its 1400-byte threshold up, at
-Go's default level."""
+Go's default level; Parquet answers, compressed already, are not (``svc/api/compression``)."""
 
 COMMON_ROUTES = [home, ready, buildinfo, format_query_get, format_query_post]
 """What every target serves besides its own routes (SPEC 4.1)."""

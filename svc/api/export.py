@@ -38,6 +38,9 @@ __all__ = ["export", "export_rows"]
 log = logging.getLogger(__name__)
 
 JSON_LINES = "application/x-ndjson"
+EXPORT_DICTIONARY_COLUMNS = ["labels.key_value.key", "labels.key_value.value"]
+"""The Parquet columns of an export written with dictionaries (the labels' keys and
+values, not the lines)."""
 
 
 class _Entry(msgspec.Struct):
@@ -97,7 +100,18 @@ async def _body(
     rt: Runtime, tenant: str, query: ast.LogQuery, slices: list[ExportSlice], parquet: bool
 ) -> AsyncIterator[bytes]:
     sink = _Sink()
-    writer = pq.ParquetWriter(sink, STREAM_SCHEMA, compression="zstd") if parquet else None
+    writer = (
+        pq.ParquetWriter(
+            sink,
+            STREAM_SCHEMA,
+            compression="zstd",
+            # Label keys and values repeat; lines rarely do, and trying a dictionary on
+            # them cost about a tenth of the writer's CPU for a larger file.
+            use_dictionary=EXPORT_DICTIONARY_COLUMNS,
+        )
+        if parquet
+        else None
+    )
     done = rows = 0
     finished = False
     try:

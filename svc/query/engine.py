@@ -32,12 +32,14 @@ from gocompat.durations import format_humanize_bytes
 from logql_to_sql import DIALECT, QUERY_VARIABLE, LogQueryPlan, ast
 from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import BadRequestError, GatewayTimeoutError
+from svc.query.alarms import after
 from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
 from svc.query.deletes import visible_rows_sql
 from svc.query.file_metadata import NO_METADATA, file_has_metadata, table_has_metadata
 from svc.query.scan_pieces import WINDOW_ROWS, next_group, pieces
 from svc.query.scope import RequestScope, current_scope, using_scope
 from svc.query.skipping import narrowed_to_needles
+from svc.query.streamed import streamed
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
 from svc.storage.catalog import FileEntry
@@ -339,16 +341,12 @@ class QueryEngine:
         The timer interrupts DuckDB's own work at the deadline; our Python functions stop
         themselves (they check the context), and the reason they recorded wins.
         """
-        timer = threading.Timer(timeout_seconds, cursor.interrupt)
-        timer.start()
+        timer = after(timeout_seconds, cursor.interrupt)
         try:
-            # A statement run directly: ``cursor.sql`` would bind it once more to describe
-            # a relation first (about 8 ms on a pipeline's SQL). The result is read in
-            # batches so that one outside DuckDB's memory limit (say, millions of series
-            # before the series limit is checked) stops at the result budget.
-            reader = cursor.execute(sql).to_arrow_reader(_RESULT_BATCH_ROWS)
-            if reader is None:  # a statement without a result set
-                return pa.table({})
+            # Streamed, bound once (``streamed``). The result is read in batches so that
+            # one outside DuckDB's memory limit (say, millions of series before the series
+            # limit is checked) stops at the result budget.
+            _, reader = streamed(cursor, sql, _RESULT_BATCH_ROWS)
             batches, size = [], 0
             for batch in reader:
                 size += batch.nbytes

@@ -5,7 +5,9 @@ tenants and range; the compiled SQL reads the engine's own ``logs`` and ``stream
 relations, so the client never names a file. Rows have the columns of the ``logs`` view:
 ``ts`` (TIMESTAMP_NS), ``ts_ns``, ``stream_id``, ``labels`` (the entry's labels as LogQL
 gives them: stream labels, structured metadata and parsed labels), ``line``, ``metadata``
-(as stored), and ``tenant`` when several tenants are queried.
+(as stored), and ``tenant`` when several tenants are queried. Like any derived table's,
+the rows come in no particular order (``ORDER BY ts`` orders them): an aggregation over
+them then sorts nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 import logql_to_sql
-from logql_to_sql import Direction, LogQLError, compile_log_query, entry_labels
+from logql_to_sql import Direction, LogQLError, Needed, compile_log_query, entry_labels
 from svc.errors import BadRequestError
 from svc.sql.views import LABELS_TABLE
 
@@ -25,9 +27,12 @@ def timestamp_ns(column: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this="make_timestamp_ns", expressions=[column])
 
 
-def logql_rows(text: str, *, start_ns: int, end_ns: int, multi: bool) -> exp.Select:
+def logql_rows(
+    text: str, *, start_ns: int, end_ns: int, multi: bool, wanted: Needed = None
+) -> exp.Select:
     """The rows of the log query ``text`` over ``[start_ns, end_ns)``; 400 when ``text``
-    is not a valid log query."""
+    is not a valid log query. ``wanted``: the only label keys the query reads (None: the
+    whole map); its ``labels`` then hold at least those."""
     try:
         query = logql_to_sql.parse(text)
     except LogQLError as exc:
@@ -43,6 +48,8 @@ def logql_rows(text: str, *, start_ns: int, end_ns: int, multi: bool) -> exp.Sel
             end_ns=end_ns,
             limit=None,
             direction=Direction.FORWARD,
+            wanted=wanted,
+            ordered=False,
         )
     except LogQLError as exc:
         raise BadRequestError(f"logql(): {exc}") from exc

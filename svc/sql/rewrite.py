@@ -9,20 +9,24 @@ comments are gone and every literal is re-quoted by sqlglot.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sqlglot import exp
 
+from logql_to_sql import Needed
 from svc.sql.logql_source import logql_rows
 from svc.sql.policy import LOGQL_FUNCTION, VIEWS
 from svc.sql.statement import Statement, function_name
 from svc.sql.views import LOGS_VIEW, STREAMS_VIEW, view_definitions
 
-__all__ = ["Rewritten", "needs_labels", "rewrite"]
+__all__ = ["Rewritten", "label_keys", "needs_labels", "rewrite"]
 
 _DIALECT = "duckdb"
 _RENAMED = {"logs": LOGS_VIEW, "streams": STREAMS_VIEW}
 _LABEL_COLUMNS = frozenset({"labels", "tenant"})
+# Names a parser can produce; a query reading another key reads the whole map.
+_LABEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -49,12 +53,13 @@ def rewrite(
     see :func:`svc.sql.views.view_definitions`)."""
     tree = statement.tree.copy()
     labels = needs_labels(tree)
+    wanted = label_keys(tree)
     reads = False
     for table in list(tree.find_all(exp.Table)):
         source = table.this
         if isinstance(source, exp.Func) and function_name(source) == LOGQL_FUNCTION:
             text = source.expressions[0].name
-            rows = logql_rows(text, start_ns=start_ns, end_ns=end_ns, multi=multi)
+            rows = logql_rows(text, start_ns=start_ns, end_ns=end_ns, multi=multi, wanted=wanted)
             alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier("logql"))
             table.replace(exp.Subquery(this=rows, alias=alias.copy()))
             reads = True
@@ -111,3 +116,42 @@ def needs_labels(tree: exp.Expr) -> bool:
         if isinstance(node, exp.Column) and node.name.lower() in tables:
             return True
     return False
+
+
+def label_keys(tree: exp.Expr) -> Needed:
+    """The keys a query reads from any ``labels`` column, when it reads them only as
+    ``labels['key']`` with literal keys; None when it may read the whole map.
+
+    ``logql()`` then has its parsers extract those keys alone. Conservative like
+    :func:`needs_labels`: any other mention of a ``labels`` name, any ``*`` or
+    ``COLUMNS(...)`` outside an aggregate, a whole row, or a column alias list (which
+    could rename ``labels``) gives None.
+    """
+    tables = {t.alias_or_name.lower() for t in tree.find_all(exp.Table)}
+    tables |= {t.name.lower() for t in tree.find_all(exp.Table)}
+    keys: set[str] = set()
+    for node in tree.walk():
+        if isinstance(node, exp.Star) and not isinstance(node.parent, exp.AggFunc):
+            return None
+        if isinstance(node, exp.Columns):
+            return None
+        if isinstance(node, exp.TableAlias) and node.args.get("columns"):
+            return None
+        if isinstance(node, exp.Column) and node.name.lower() in tables:
+            return None
+        if not isinstance(node, exp.Identifier) or node.name.lower() != "labels":
+            continue
+        column, bracket = node.parent, node.parent.parent if node.parent else None
+        if not isinstance(column, exp.Column) or column.this is not node:
+            return None
+        if not isinstance(bracket, exp.Bracket) or bracket.this is not column:
+            return None
+        if len(bracket.expressions) != 1:
+            return None
+        key = bracket.expressions[0]
+        if not isinstance(key, exp.Literal) or not key.is_string:
+            return None
+        if not _LABEL_NAME.fullmatch(key.name):
+            return None
+        keys.add(key.name)
+    return frozenset(keys)

@@ -11,7 +11,6 @@ streaming included.
 from __future__ import annotations
 
 import shutil
-import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from svc.errors import (
     ServiceError,
     ServiceUnavailableError,
 )
+from svc.query.alarms import after
 from svc.query.engine import AnyView, QueryEngine, ScanStats, too_much_memory
 from svc.query.memory import parse_memory_limit
 from svc.query.tenants import MultiView
@@ -289,10 +289,8 @@ class SqlService:
         try:
             run = _Run(self._take())
             stack.callback(self.pool.give_back, run.worker)
-            timer = threading.Timer(request.deadline - time.monotonic(), run.kill, ["deadline"])
-            timer.daemon = True
-            timer.start()
-            stack.callback(timer.cancel)
+            alarm = after(request.deadline - time.monotonic(), lambda: run.kill("deadline"))
+            stack.callback(alarm.cancel)
             return self._start(run, request, rewritten, view, tables, failures, stack)
         except BaseException:
             stack.close()

@@ -87,11 +87,16 @@ def test_export_equals_paged_query_range_and_notebooks_read_it(
             )
             assert response.status_code == 200, response.text
             assert response.headers["content-type"] == PARQUET["Accept"]
+            # Parquet pages are compressed already: not gzipped again for a client that
+            # accepts gzip (as httpx's does), unlike JSON lines below.
+            assert "gzip" in response.request.headers["accept-encoding"]
+            assert "content-encoding" not in response.headers
             exported = _parquet_rows(response.content)
             assert exported == _paged(client, query)
             assert len(exported) >= 300  # more than one page
         body = client.get("/svc/api/v1/export", params={"query": '{app=~".+"}', **RANGE})
         assert body.headers["content-type"].startswith("application/x-ndjson")
+        assert body.headers["content-encoding"] == "gzip"
         lines = [json.loads(line) for line in body.text.splitlines()]
         assert len(lines) == 2101
         assert [int(x["timestamp"]) for x in lines] == sorted(int(x["timestamp"]) for x in lines)

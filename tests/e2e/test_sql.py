@@ -175,6 +175,53 @@ def test_logql_rows_compose_with_sql(sql_server: Server) -> None:
     assert rows(sql(sql_server, "a", filtered)) == [[11]]  # request 1, 10..19
 
 
+_KEYS_LINES = [
+    '{"app": "inner", "a": {"b": "nested"}, "n": 1e3, "level": "info"}',
+    '{"n": 7, "level": "", "msg": "empty level"}',
+    '{"n": 12, "a": {"b": 1.50}, "n": 99}',
+    '{"truncated": 1, "n": 3',
+    "level=warn n=4 app=logfmt a_b=flat",
+    "not json at all",
+]
+_KEYS = ["app", "app_extracted", "a_b", "n", "level", "__error__", "__error_details__", "nope"]
+
+
+@pytest.mark.parametrize(
+    "logql",
+    [
+        '{app="keys"} | json',
+        '{app="keys"} | logfmt',
+        '{app="keys"} | json | n > 5',
+        '{app="keys"} | json | __error__ = ""',
+        '{app="keys"} | json | drop app_extracted',
+        '{app="keys"} | json | keep a_b, n',
+        '{app="keys"} | json | line_format "{{.a_b}}"',
+        '{app="keys"} | regexp "n.: (?P<n>[0-9]+)"',
+    ],
+)
+def test_logql_labels_read_by_key_equal_the_whole_map(sql_server: Server, logql: str) -> None:
+    """A statement reading only ``labels['key']`` has the parsers extract those keys alone
+    (the columns of a columnar pipeline where the stages allow it): each key's value is
+    the one the whole label map holds."""
+    streams = [({"app": "keys"}, [(BASE + i * SECOND, line) for i, line in enumerate(_KEYS_LINES)])]
+    with sql_server.client("keys") as client:
+        assert push(client, streams).status_code == 204
+    literal = logql.replace("'", "''")
+    by_key = ", ".join(f"labels['{k}']" for k in _KEYS)
+    from_map = ", ".join(f"m['{k}']" for k in _KEYS)
+    picked = sql(
+        sql_server, "keys", f"SELECT ts_ns, line, {by_key} FROM logql('{literal}') ORDER BY 1, 2"
+    )
+    whole = sql(
+        sql_server,
+        "keys",
+        f"SELECT ts_ns, line, {from_map} FROM "
+        f"(SELECT ts_ns, line, labels AS m FROM logql('{literal}')) ORDER BY 1, 2",
+    )
+    assert rows(picked) == rows(whole)
+    assert rows(picked)
+
+
 @pytest.mark.parametrize(
     ("logql", "message"),
     [

@@ -9,7 +9,7 @@ import pytest
 
 from svc.errors import BadRequestError
 from svc.sql.policy import denied_function
-from svc.sql.rewrite import needs_labels
+from svc.sql.rewrite import label_keys, needs_labels
 from svc.sql.statement import SqlRefused, check_statement
 
 ALLOWED = [
@@ -192,6 +192,46 @@ LABELS = [
 @pytest.mark.parametrize(("text", "expected"), LABELS)
 def test_labels_are_joined_only_when_a_query_may_read_them(text: str, expected: bool) -> None:
     assert needs_labels(check_statement(text).tree) is expected
+
+
+LOGQL = "logql('{a=\"b\"} | json')"
+KEYS = [
+    pytest.param(f"SELECT count(*) FROM {LOGQL}", frozenset(), id="none"),
+    pytest.param(
+        f"SELECT labels['level'], count(*) FROM {LOGQL} GROUP BY 1",
+        frozenset({"level"}),
+        id="one",
+    ),
+    pytest.param(
+        f"SELECT q.labels['a'] FROM {LOGQL} q WHERE labels['__error__'] IS NULL",
+        frozenset({"a", "__error__"}),
+        id="qualified",
+    ),
+    pytest.param(
+        f"WITH x AS (SELECT labels['a'] AS a FROM {LOGQL}) SELECT a FROM x",
+        frozenset({"a"}),
+        id="cte",
+    ),
+    pytest.param(f"SELECT labels FROM {LOGQL}", None, id="whole-map"),
+    pytest.param(f"SELECT map_keys(labels) FROM {LOGQL}", None, id="function"),
+    pytest.param(f"SELECT labels[line] FROM {LOGQL}", None, id="computed-key"),
+    pytest.param(f"SELECT labels['a b'] FROM {LOGQL}", None, id="not-a-label-name"),
+    pytest.param(f"SELECT * FROM {LOGQL}", None, id="star"),
+    pytest.param(f"SELECT q.* FROM {LOGQL} q", None, id="qualified-star"),
+    pytest.param(f"SELECT to_json(q) FROM {LOGQL} q", None, id="whole-row"),
+    pytest.param(f"SELECT x['a'] FROM {LOGQL} AS q(t, n, s, x)", None, id="renamed"),
+    pytest.param(f"SELECT COLUMNS('lab.*') FROM {LOGQL}", None, id="columns-expression"),
+    pytest.param(
+        f"SELECT list_transform([1], labels -> labels['a']) FROM {LOGQL}", None, id="lambda"
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), KEYS)
+def test_label_keys_are_known_only_when_read_by_literal_key(
+    text: str, expected: frozenset[str] | None
+) -> None:
+    assert label_keys(check_statement(text).tree) == expected
 
 
 # Functions of this DuckDB whose names look like they might touch files, settings, the

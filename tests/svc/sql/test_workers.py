@@ -178,3 +178,55 @@ def test_closing_a_worker_removes_what_it_spilled(tmp_path: Path) -> None:
     worker.close()
     assert not left.exists()
     assert other.exists()
+
+
+def _spill_directory(worker: Worker, tmp_path: Path, paths: list[str]) -> object:
+    """The spill directory of the database the worker runs a statement on (one per
+    database: it tells a database used again from a new one)."""
+    query = _query(tmp_path, "SELECT current_setting('temp_directory')", paths)
+    worker.send(query, {"mine": pa.table({"x": [1]})})
+    found, error = _answer(worker)
+    assert error is None, error
+    return found[0][0]
+
+
+def test_a_database_serves_the_next_statement_over_the_same_files_only(
+    tmp_path: Path, files: tuple[str, str]
+) -> None:
+    reusing = Worker(_CAP, tmp_path / "spill")
+    try:
+        first = _spill_directory(reusing, tmp_path, [files[0]])
+        assert _spill_directory(reusing, tmp_path, [files[0]]) == first
+        other = _spill_directory(reusing, tmp_path, [files[0], files[1]])
+        assert other != first
+        assert _spill_directory(reusing, tmp_path, [files[0]]) not in (first, other)
+    finally:
+        reusing.close()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "SET VARIABLE leak = 42",
+        "CREATE MACRO leak() AS 42",
+        "CREATE TEMP TABLE leak AS SELECT 42 AS x",
+    ],
+)
+def test_a_database_a_statement_changed_is_not_used_again(
+    tmp_path: Path, files: tuple[str, str], change: str
+) -> None:
+    """Should a statement that changes the database get past the static check, the next
+    statement over the same files still gets a new database."""
+    reusing = Worker(_CAP, tmp_path / "spill")
+    try:
+        before = _spill_directory(reusing, tmp_path, [files[0]])
+        reusing.send(_query(tmp_path, change, [files[0]]), {"mine": pa.table({"x": [1]})})
+        _answer(reusing)
+        assert _spill_directory(reusing, tmp_path, [files[0]]) != before
+        reusing.send(
+            _query(tmp_path, "SELECT getvariable('leak')", [files[0]]),
+            {"mine": pa.table({"x": [1]})},
+        )
+        assert _answer(reusing) == ([[None]], None)
+    finally:
+        reusing.close()
