@@ -40,6 +40,7 @@ from svc.compactor.writer import WriterSettings
 from svc.query.engine import QueryEngine
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import MetricResult, run_metric_query
+from svc.storage.skip_index import sidecar_path
 from svc.storage.store import Store, StoreSettings
 
 HEAD_BYTES = 32 << 20
@@ -61,8 +62,18 @@ def _line_bytes(store: Store) -> int:
     return sum(f.line_bytes for f in store.catalog.all_files())
 
 
+def _index_bytes(store: Store) -> int:
+    """Bytes of the skipping indexes of the listed files."""
+    return sum(
+        sidecar_path(store.lake_root / f.path).stat().st_size for f in store.catalog.all_files()
+    )
+
+
 def compact(store: Store, level: int, target_bytes: int, work: Path) -> dict[str, Any]:
-    """Compact every partition of the store; returns CPU-seconds and file counts."""
+    """Compact every partition of the store; returns CPU-seconds and file counts, and
+    apart the CPU-seconds of indexing the new files (the indexer waits meanwhile)."""
+    store.skip_indexer.wait_idle()
+    store.skip_indexer.stop()
     engine = QueryEngine(store, timeout_seconds=3600)
     rewriter = Rewriter(store, engine, WriterSettings(level, 131072, target_bytes), work)
     files_before = len(store.catalog.all_files())
@@ -76,11 +87,15 @@ def compact(store: Store, level: int, target_bytes: int, work: Path) -> dict[str
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     rewriter.close()
     engine.close()
+    index_cpu = time.process_time()
+    store.skip_indexer.start()
+    store.skip_indexer.wait_idle()
     return {
         "cpu_seconds": round(cpu, 1),
         "wall_seconds": round(wall, 1),
         "files_before": files_before,
         "files_after": len(store.catalog.all_files()),
+        "index_cpu_seconds": round(time.process_time() - index_cpu, 1),
     }
 
 
@@ -162,6 +177,7 @@ def run(megabytes: float, repeat: int, level: int, target_bytes: int) -> dict[st
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         store, last = build_store(root / "flushed", megabytes, flush_bytes=HEAD_BYTES)
+        store.skip_indexer.wait_idle()
         store.close(flush=False)
         shutil.copytree(root / "flushed", root / "compacted")
         flushed, compacted = _open(root / "flushed"), _open(root / "compacted")
@@ -171,10 +187,12 @@ def run(megabytes: float, repeat: int, level: int, target_bytes: int) -> dict[st
             "raw_line_bytes": raw,
             "flushed_bytes": _lake_bytes(flushed),
             "flushed_ratio": round(_lake_bytes(flushed) / raw, 4),
+            "flushed_index_share": round(_index_bytes(flushed) / _lake_bytes(flushed), 4),
         }
         report["compaction"] = compact(compacted, level, target_bytes, root / "work")
         report["compacted_bytes"] = _lake_bytes(compacted)
         report["compacted_ratio"] = round(_lake_bytes(compacted) / raw, 4)
+        report["compacted_index_share"] = round(_index_bytes(compacted) / _lake_bytes(compacted), 4)
         print(json.dumps(report), flush=True)
         report["queries"] = compare_queries(flushed, compacted, last + 1, repeat)
         flushed.close(flush=False)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import resource
 import statistics
@@ -36,6 +37,8 @@ from svc.query.engine import QueryEngine
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import run_metric_query
 from svc.scheduler.workers import Scheduler
+from svc.storage.skip_index import load, needle, sidecar_path
+from svc.storage.skip_indexer import build_missing
 from svc.storage.store import Store, StoreSettings
 
 START_NS = 1_764_000_000_000_000_000
@@ -43,11 +46,26 @@ STEP_NS = 10_000_000  # one line every 10 ms
 TENANT = "bench"
 
 
-def build_store(root: Path, megabytes: float, flush_bytes: int = 128 << 20) -> tuple[Store, int]:
+def build_store(
+    root: Path,
+    megabytes: float,
+    flush_bytes: int = 128 << 20,
+    *,
+    skip_index: bool = True,
+    flush_seconds: list[float] | None = None,
+) -> tuple[Store, int]:
     """A store holding the corpus, flushed to Parquet whenever the head holds
-    ``flush_bytes`` of lines; returns it and the last timestamp."""
-    store = Store(StoreSettings(root, 1 << 40, 1e9, 1e9, 256 << 20, 131072))
+    ``flush_bytes`` of lines; returns it and the last timestamp. The wall time of each
+    flush is appended to ``flush_seconds``."""
+    store = Store(StoreSettings(root, 1 << 40, 1e9, 1e9, 256 << 20, 131072, 0.0, skip_index))
     store.open()
+
+    def flush() -> None:
+        started = time.perf_counter()
+        store.flush()
+        if flush_seconds is not None:
+            flush_seconds.append(time.perf_counter() - started)
+
     last = START_NS
 
     async def load() -> None:
@@ -68,11 +86,40 @@ def build_store(root: Path, megabytes: float, flush_bytes: int = 128 << 20) -> t
                 last = max(last, entries[-1][0])
             await store.push(TENANT, streams)
             if store.head.line_bytes > flush_bytes:
-                store.flush()
+                flush()
 
     asyncio.run(load())
-    store.flush()
+    flush()
     return store, last
+
+
+def flush_cost(megabytes: float, flush_bytes: int = 32 << 20) -> dict[str, Any]:
+    """Storing the corpus with and without the skipping index (flushes of the service's
+    default 32 MiB heads), alternately twice: the flushes' wall seconds, and the process
+    CPU until every file is indexed."""
+    seconds: dict[bool, list[float]] = {True: [], False: []}
+    cpu: dict[bool, list[float]] = {True: [], False: []}
+    for skip_index in (False, True, False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            flushes: list[float] = []
+            before = _cpu()
+            store, _ = build_store(
+                Path(tmp), megabytes, flush_bytes, skip_index=skip_index, flush_seconds=flushes
+            )
+            store.skip_indexer.wait_idle()
+            cpu[skip_index].append(_cpu() - before)
+            seconds[skip_index].append(sum(flushes))
+            store.close(flush=False)
+    flush_on, flush_off = min(seconds[True]), min(seconds[False])
+    cpu_on, cpu_off = min(cpu[True]), min(cpu[False])
+    return {
+        "flush_s_without_index": round(flush_off, 2),
+        "flush_s_with_index": round(flush_on, 2),
+        "flush_throughput_drop": round(1 - flush_off / flush_on, 3),
+        "store_cpu_s_without_index": round(cpu_off, 2),
+        "store_cpu_s_with_index": round(cpu_on, 2),
+        "cpu_increase": round(cpu_on / cpu_off - 1, 3),
+    }
 
 
 def _cpu() -> float:
@@ -114,6 +161,19 @@ def _compare(
         "handwritten_cpu_s": round(cpu["handwritten"], 4),
         "cpu_ratio": round(cpu["ours"] / cpu["handwritten"], 2) if cpu["handwritten"] else 0.0,
     }
+
+
+def _medians(
+    runs: dict[str, Callable[[], object]], repeat: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Median wall and CPU seconds of each run, the runs taken in turn ``repeat`` times."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
+    for _ in range(repeat):
+        for name, run in runs.items():
+            times[name].append(_seconds(run))
+    wall = {name: statistics.median(t[0] for t in values) for name, values in times.items()}
+    cpu = {name: statistics.median(t[1] for t in values) for name, values in times.items()}
+    return wall, cpu
 
 
 class _Frontend:
@@ -276,11 +336,140 @@ def metric_cases(grid: Grid) -> list[tuple[str, str, str]]:
     ]
 
 
-def run(megabytes: float, repeat: int) -> dict[str, Any]:
+def needle_cases(rare: str, end: int) -> list[tuple[str, str, str]]:
+    """The skipping index's shapes (name, LogQL, hand-written full scan): a needle held by
+    one line (``rare``, a trace id of the corpus) and one held by most row groups."""
+    hour = 3600 * 10**9
+    k = f"CAST(ceil(CAST(ts - {START_NS // hour * hour} AS DOUBLE) / {hour}) AS BIGINT)"
+    return [
+        (
+            "rare needle count",
+            f'sum(count_over_time({{env=~".+"}} |= "{rare}" [1h]))',
+            f"SELECT {k} AS k, count(*) FROM read_parquet($files) WHERE contains(line, "
+            f"'{rare}') GROUP BY ALL",
+        ),
+        (
+            "rare needle limit 1000",
+            f'{{env=~".+"}} |= "{rare}"',
+            f"SELECT ts, labels, line FROM read_parquet($files) WHERE contains(line, '{rare}') "
+            "ORDER BY ts DESC LIMIT 1000",
+        ),
+        (
+            "frequent needle count",
+            'sum(count_over_time({env=~".+"} |= "timeout" [1h]))',
+            f"SELECT {k} AS k, count(*) FROM read_parquet($files) WHERE contains(line, "
+            "'timeout') GROUP BY ALL",
+        ),
+    ]
+
+
+def _skip_index_run(
+    engine: QueryEngine, store: Store, files: list[str], end: int, repeat: int
+) -> dict[str, Any]:
+    """The needle shapes with the index, without it (today's full scan) and by hand; the
+    index's size, build cost and false-positive rate."""
+    baseline_db = duckdb.connect(config={"threads": 2})
+    json_lines = "FROM read_parquet($files) WHERE labels['format'] = 'json'"
+    count = baseline_db.execute(f"SELECT count(*) {json_lines}", {"files": files}).fetchall()
+    rare = baseline_db.execute(
+        f"SELECT line->>'$.trace_id' {json_lines} ORDER BY ts LIMIT 1 "
+        f"OFFSET {count[0][0] * 3 // 7}",
+        {"files": files},
+    ).fetchall()[0][0]
+    hour = 3600 * 10**9
+    grid = Grid(start_ns=START_NS // hour * hour, step_ns=hour, steps=(end - START_NS) // hour + 2)
+    report: dict[str, Any] = {"rare": rare, "shapes": {}}
+    for name, logql, handwritten in needle_cases(rare, end):
+        expr = parse(logql)
+        ours: Callable[[], object]
+        if "count" in name:
+            ours = functools.partial(
+                run_metric_query,
+                engine,
+                TENANT,
+                expr,  # type: ignore[arg-type]
+                grid,
+                max_series=10**6,
+                instant=False,
+            )
+        else:
+            request = LogQueryRequest(expr, START_NS, end, 1000, Direction.BACKWARD)  # type: ignore[arg-type]
+            ours = functools.partial(run_log_query, engine, TENANT, request)
+
+        def scan(run: Callable[[], object] = ours) -> object:
+            engine.skip_index = False
+            try:
+                return run()
+            finally:
+                engine.skip_index = True
+
+        def handmade(query: str = handwritten) -> object:
+            return baseline_db.execute(query, {"files": files}).fetchall()
+
+        wall, cpu = _medians({"indexed": ours, "scan": scan, "handwritten": handmade}, repeat)
+        report["shapes"][name] = {
+            "indexed_s": round(wall["indexed"], 4),
+            "full_scan_s": round(wall["scan"], 4),
+            "handwritten_s": round(wall["handwritten"], 4),
+            "speedup": round(wall["scan"] / wall["indexed"], 2),
+            "cpu_speedup": round(cpu["scan"] / cpu["indexed"], 2) if cpu["indexed"] else 0.0,
+            "full_scan_vs_handwritten": round(wall["scan"] / wall["handwritten"], 2),
+        }
+        print(name, report["shapes"][name], flush=True)
+    entries = store.view(TENANT, START_NS, end).files
+    lake_bytes = sum(f.file_bytes for f in entries)
+    index_bytes = sum(sidecar_path(store.lake_root / f.path).stat().st_size for f in entries)
+    line_bytes = sum(f.line_bytes for f in entries)
+    for f in entries:
+        sidecar_path(store.lake_root / f.path).unlink()
+    started, cpu = time.perf_counter(), _cpu()
+    build_missing(store.lake_root, [(f.path, f.rows) for f in entries])
+    build_wall, build_cpu = time.perf_counter() - started, _cpu() - cpu
+    report.update(
+        lake_bytes=lake_bytes,
+        index_bytes=index_bytes,
+        index_share=round(index_bytes / lake_bytes, 4),
+        build_cpu_s=round(build_cpu, 2),
+        build_wall_s=round(build_wall, 2),
+        build_mb_per_cpu_s=round(line_bytes / 1e6 / build_cpu, 1),
+        false_positives=_false_positives(store, entries),
+    )
+    return report
+
+
+def _false_positives(store: Store, entries: list[Any]) -> dict[str, float]:
+    """Share of row groups that may hold an absent needle, per kind of needle (none of
+    these needles is in the corpus: its trace ids come from another seed)."""
+    import random
+
+    rng = random.Random(99)
+    kinds = {
+        "trace id (16 hex digits)": [f"{rng.getrandbits(64):016x}" for _ in range(300)],
+        "trace id prefix (8 hex digits)": [f"{rng.getrandbits(32):08x}" for _ in range(300)],
+        "user_id=N (N > 100000)": [f"user_id={rng.randint(100_001, 999_999)} " for _ in range(300)],
+        "word (6 letters)": ["".join(rng.choices("bcdfghjklmnpqrstvwxz", k=6)) for _ in range(300)],
+    }
+    indexes = [load(store.lake_root / f.path, f.rows) for f in entries]
+    found = {}
+    for kind, literals in kinds.items():
+        hits = groups = 0
+        for literal in literals:
+            wanted = needle(literal)
+            for index in indexes:
+                assert index is not None
+                groups += len(index.rows)
+                hits += sum(index.may_hold(g, wanted) for g in range(len(index.rows)))
+        found[kind] = round(hits / groups, 4)
+    return found
+
+
+def run(megabytes: float, repeat: int, only_needles: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
         store, last = build_store(Path(tmp), megabytes)
+        store.skip_indexer.wait_idle()
+        print(f"corpus stored and indexed in {time.perf_counter() - started:.0f} s", flush=True)
         engine = QueryEngine(store, timeout_seconds=600)
-        frontend = _Frontend(engine)
         end = last + 1
         files = _paths(store, end)
         baseline_db = duckdb.connect(config={"threads": 2})
@@ -290,6 +479,12 @@ def run(megabytes: float, repeat: int) -> dict[str, Any]:
             "log": {},
             "metric": {},
         }
+        report["skip_index"] = _skip_index_run(engine, store, files, end, repeat)
+        if only_needles:
+            engine.close()
+            store.close(flush=False)
+            return report
+        frontend = _Frontend(engine)
         for name, logql, handwritten in log_cases(end):
             request = LogQueryRequest(parse(logql), START_NS, end, 100, Direction.BACKWARD)  # type: ignore[arg-type]
             if "1000" in name:
@@ -381,8 +576,20 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=300)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/query.json"))
+    parser.add_argument(
+        "--needles", action="store_true", help="only the skipping index's shapes and figures"
+    )
+    parser.add_argument(
+        "--flush-mb",
+        type=float,
+        default=0,
+        help="also store this many MB with and without the skipping index (flush cost)",
+    )
     args = parser.parse_args()
-    report = run(args.mb, args.repeat)
+    report = run(args.mb, args.repeat, args.needles)
+    if args.flush_mb:
+        report["skip_index_flush_cost"] = flush_cost(args.flush_mb)
+        print(report["skip_index_flush_cost"], flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))

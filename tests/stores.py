@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from svc.model import PushStream, label_key
 from svc.storage.store import Store, StoreSettings
+from tests.timeline import BASE, SECOND
 
-__all__ = ["open_store"]
+__all__ = ["open_store", "push_lines"]
 
 
 @contextlib.contextmanager
@@ -29,3 +32,16 @@ def open_store(root: Path) -> Iterator[Store]:
         yield store
     finally:
         store.close(flush=False)
+
+
+def push_lines(store: Store, lines: list[str], offset: int, tenant: str = "t") -> None:
+    """Push ``lines`` to the stream ``{app="a"}``, one a second from ``BASE + offset`` s."""
+    labels = (("app", "a"),)
+    stream = PushStream(
+        labels,
+        label_key(labels),
+        [BASE + (offset + i) * SECOND for i in range(len(lines))],
+        lines,
+        None,
+    )
+    asyncio.run(store.push(tenant, [stream]))

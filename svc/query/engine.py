@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from gocompat.durations import format_humanize_bytes
-from logql_to_sql import DIALECT, QUERY_VARIABLE, LogQueryPlan
+from logql_to_sql import DIALECT, QUERY_VARIABLE, LogQueryPlan, ast
 from schemas.log_rows import HEAD_SCHEMA
 from svc.errors import BadRequestError, GatewayTimeoutError
 from svc.query.alarms import after
@@ -38,6 +38,7 @@ from svc.query.deletes import visible_rows_sql
 from svc.query.file_metadata import NO_METADATA, file_has_metadata, table_has_metadata
 from svc.query.scan_pieces import WINDOW_ROWS, next_group, pieces
 from svc.query.scope import RequestScope, current_scope, using_scope
+from svc.query.skipping import narrowed_to_needles
 from svc.query.streamed import streamed
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
@@ -157,6 +158,8 @@ class QueryEngine:
         store.lake.register(self._db)
         self._names = itertools.count()
         self._lock = threading.Lock()
+        self.skip_index = True
+        """Narrow views with the lake's skipping index (off: every listed file is read)."""
 
     async def call(
         self, fn: Callable[Concatenate[QueryEngine, _P], _T], *args: _P.args, **kwargs: _P.kwargs
@@ -171,21 +174,30 @@ class QueryEngine:
         run = functools.partial(context.run, fn, self, *args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(self._pool, run)
 
-    def view(self, tenants: tuple[str, ...], start_ns: int, end_ns: int) -> AnyView:
+    def view(
+        self, tenants: tuple[str, ...], start_ns: int, end_ns: int, expr: ast.Expr | None = None
+    ) -> AnyView:
         """What a query of these tenants reads (their union when there are several).
 
         Within a request, the range starts no earlier than the request's floor
         (``max_query_lookback``), and a view the request pinned (its one catalog listing
-        and head snapshot) is narrowed to the range instead of listing again.
+        and head snapshot) is narrowed to the range instead of listing again. With
+        ``expr``, only the files and row groups that may hold its lines are kept (the
+        skipping index, ``skipping.py``).
         """
         scope = current_scope()
+        view: AnyView | None = None
         if scope is not None:
             if scope.floor_ns is not None:
                 start_ns = max(start_ns, scope.floor_ns)
             pinned = scope.pinned.get(tenants)
             if pinned is not None and pinned[0] <= start_ns and end_ns <= pinned[1]:
-                return narrowed(pinned[2], start_ns, end_ns)
-        return self.listed_view(tenants, start_ns, end_ns)
+                view = narrowed(pinned[2], start_ns, end_ns)
+        if view is None:
+            view = self.listed_view(tenants, start_ns, end_ns)
+        if expr is None or not self.skip_index:
+            return view
+        return narrowed_to_needles(view, expr, self.store.skip_indexer)
 
     def listed_view(self, tenants: tuple[str, ...], start_ns: int, end_ns: int) -> AnyView:
         """A fresh view from the catalog and the head."""
@@ -200,6 +212,7 @@ class QueryEngine:
         start_ns: int,
         end_ns: int,
         text: str | None = None,
+        expr: ast.Expr | None = None,
     ) -> tuple[pa.Table, AnyView, ScanStats]:
         """Rows of a log query, with its view and what it scanned.
 
@@ -207,7 +220,9 @@ class QueryEngine:
         groups, compacted files in time windows (``scan_pieces``); once ``limit`` rows are
         found, pieces that cannot hold a row beyond the current cut-off are never read.
         """
-        view = self.view((tenants,) if isinstance(tenants, str) else tenants, start_ns, end_ns)
+        view = self.view(
+            (tenants,) if isinstance(tenants, str) else tenants, start_ns, end_ns, expr
+        )
         stats = ScanStats()
         if plan.limit is None or isinstance(view, MultiView):
             _add_scan(stats, view.files, view.head_tables, start_ns, end_ns)
@@ -411,16 +426,31 @@ class QueryEngine:
         parts = []
         window = ""
         if view.window is not None:  # row-group statistics skip the rest of the file
-            window = f" WHERE ts BETWEEN {int(view.window[0])} AND {int(view.window[1])}"
+            window = f"ts BETWEEN {int(view.window[0])} AND {int(view.window[1])}"
         # Files without any metadata are read apart: their metadata column is not read.
+        # A file narrowed to some row groups is read alone, through its row numbers
+        # (DuckDB skips the row groups outside them unread).
         paths: dict[bool, list[str]] = {True: [], False: []}
-        for path in view.paths:
-            paths[file_has_metadata(path)].append(path)
+        for entry in view.files:
+            path = view.lake.url(entry.path)
+            has_metadata = file_has_metadata(path)
+            ranges = view.row_ranges.get(entry.path)
+            if ranges is None:
+                paths[has_metadata].append(path)
+                continue
+            rows = " OR ".join(
+                f"file_row_number BETWEEN {int(first)} AND {int(first) + int(count) - 1}"
+                for first, count in ranges
+            )
+            chosen = columns if has_metadata else bare
+            where = " WHERE " + " AND ".join(c for c in (window, f"({rows})") if c)
+            parts.append(f"SELECT {chosen} FROM read_parquet([{_sql_string(path)}]){where}")
         for has_metadata, group in paths.items():
             if group:
                 files = ", ".join(_sql_string(path) for path in group)
                 chosen = columns if has_metadata else bare
-                parts.append(f"SELECT {chosen} FROM read_parquet([{files}]){window}")
+                where = f" WHERE {window}" if window else ""
+                parts.append(f"SELECT {chosen} FROM read_parquet([{files}]){where}")
         for table in view.head_tables:
             chosen = columns if table_has_metadata(table) else bare
             parts.append(f"SELECT {chosen} FROM {self._register(cursor, table)}")

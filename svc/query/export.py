@@ -103,7 +103,7 @@ def export_slice(
         direction=Direction.FORWARD,
         leave_json_labels=True,
     )
-    rows, _, _ = engine.run_log_query(tenant, plan, part.start_ns, part.end_ns)
+    rows, _, _ = engine.run_log_query(tenant, plan, part.start_ns, part.end_ns, expr=query)
     labels_of = stream_labels_lookup(engine, tenant)
     if plan.json_labels_left:
         rows = with_json_labels(rows, labels_of)

@@ -42,7 +42,7 @@ def run_log_query(
     while True:
         plan, text = _plan(request, limit, margin)
         rows, view, stats = engine.run_log_query(
-            tenants, plan, request.start_ns, request.end_ns, text
+            tenants, plan, request.start_ns, request.end_ns, text, request.query
         )
         # Entries pushed several times (client retries) are removed after the read; when
         # they filled the margin, read further.

@@ -80,7 +80,7 @@ def run_metric_query(
     """Evaluate ``expr`` on ``grid`` for ``tenant``; raise 400 on pipeline errors."""
     lookback = max_lookback(expr)
     tenants = (tenant,) if isinstance(tenant, str) else tenant
-    view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1)
+    view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1, expr)
     plan = _plan(expr, grid, metadata=view_has_metadata(view))
     stats = ScanStats()
     _count_scan(stats, view, grid.start_ns - lookback, grid.end_ns + 1)

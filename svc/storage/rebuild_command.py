@@ -16,6 +16,8 @@ from pathlib import Path
 from svc.storage.catalog import CATALOG_FILENAME, Catalog
 from svc.storage.files import DataDirectoryLock, fsync_directory
 from svc.storage.rebuild import rebuild_catalog
+from svc.storage.skip_index import sweep_sidecars
+from svc.storage.skip_indexer import build_missing
 from svc.storage.wal import WriteAheadLog
 
 __all__ = ["rebuild_data_directory"]
@@ -35,6 +37,9 @@ def rebuild_data_directory(root: Path) -> str:
                 catalog, root / "lake", root / "quarantine", {seq for seq, _ in wal.segments()}
             )
             carried = _carry_over(kept, catalog) if kept is not None else []
+            listed = catalog.all_files()
+            sweep_sidecars(root / "lake", [f.path for f in listed])
+            built, kept_indexes = build_missing(root / "lake", [(f.path, f.rows) for f in listed])
         finally:
             catalog.close()
     finally:
@@ -44,6 +49,7 @@ def rebuild_data_directory(root: Path) -> str:
         f"files listed: {len(report.listed)}",
         f"streams: {report.streams}",
         f"flushed WAL segment (watermark): {report.watermark}",
+        f"skipping indexes built: {built} (kept: {kept_indexes})",
     ]
     if report.unlisted:
         lines.append(

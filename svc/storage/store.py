@@ -60,6 +60,8 @@ from svc.storage.leases import FileLeases, Lease
 from svc.storage.objects import LakeStorage, LocalLake, S3Lake, S3Settings
 from svc.storage.rebuild import rebuild_catalog
 from svc.storage.remote_heads import RemoteHead, RemoteHeads, encode_head
+from svc.storage.skip_index import remove_sidecars, sweep_sidecars
+from svc.storage.skip_indexer import SkipIndexer
 from svc.storage.streams import StreamIndex, stream_id_of
 from svc.storage.wal import WriteAheadLog
 
@@ -127,6 +129,9 @@ class StoreSettings:
     of SQLite under ``root``."""
     writer: str = ""
     """This process's name in a shared catalog (whose WAL watermark it advances)."""
+    skip_index: bool = True
+    """Build the skipping index of new lake files in the background (``skip_indexer``);
+    a lake in object storage has none (its sidecars would be local files)."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,9 @@ class StoreView:
     window: tuple[int, int] | None = None
     """Only the files' entries with ``ts`` in these inclusive bounds (a limited query
     reading a compacted file piece by piece); the in-memory tables are not narrowed."""
+    row_ranges: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    """Files (relative paths) of which only these row ranges (first row, rows) are read:
+    the row groups the skipping index says may hold the query's needles."""
 
     @property
     def paths(self) -> list[str]:
@@ -204,6 +212,9 @@ class Store:
         self.disk_guard = DiskGuard(settings.root, settings.disk_full_threshold)
         self._index = StreamIndex()
         self.leases = FileLeases()
+        self.skip_indexer = SkipIndexer(
+            self.lake_root, enabled=settings.skip_index and self.lake.local
+        )
         # (tenant, start_ns, end_ns) -> the delete filters of the tenant's views (deletion).
         self.delete_filters: Callable[[str, int, int], tuple[DeleteFilter, ...]] | None = None
         self.head = Head()
@@ -283,6 +294,7 @@ class Store:
                 bad.append((entry.path, reason))
         self._quarantine(bad)
         listed = {entry.path for entry in self.catalog.all_files()}
+        sweep_sidecars(self.lake_root, listed)
         for relative in sweep(self.lake_root, listed):
             log.warning(
                 "removed lake file %s: no flush committed it (a crash or a failed "
@@ -324,16 +336,19 @@ class Store:
         return replayed
 
     def start_flusher(self) -> None:
-        """Start the thread that flushes the head when it is too big or too old."""
+        """Start the thread that flushes the head when it is too big or too old, and the
+        skipping indexer's."""
         self._flusher = threading.Thread(target=self._flush_loop, name="flusher", daemon=True)
         self._flusher.start()
+        self.skip_indexer.start()
 
     def stop_flusher(self) -> None:
-        """Stop the flusher thread (a flush in progress completes first)."""
+        """Stop the flusher thread (a flush in progress completes first) and the indexer."""
         self._stopping.set()
         self._wake.set()
         if self._flusher is not None:
             self._flusher.join()
+        self.skip_indexer.stop()
 
     def close(self, *, flush: bool) -> None:
         """Stop accepting writes, optionally flush the head, and close everything.
@@ -480,6 +495,7 @@ class Store:
                 self._flushing.remove(pending)
         self.wal.retire(pending.wal_seq)
         self.flushes_total += 1
+        self.skip_indexer.request(entry.path for entry in entries)
         log.info("flushed head: files=%d rows=%d", len(entries), pending.head.rows)
         return len(entries)
 
@@ -671,6 +687,7 @@ class Store:
             self.leases.retire([f.path for f in removed], delay_seconds)
             if after is not None:
                 after()
+        self.skip_indexer.request(entry.path for entry in added)
         faults.crash_point("compactor.swapped")
 
     def remove_retired(self) -> list[str]:
@@ -686,7 +703,9 @@ class Store:
                 self.leases.retire([relative], 60.0)
                 continue
             if self.lake.local:
-                directories.add((self.lake_root / relative).parent)
+                path = self.lake_root / relative
+                remove_sidecars([path])
+                directories.add(path.parent)
             removed.append(relative)
         for directory in directories:
             with contextlib.suppress(OSError):
@@ -756,6 +775,8 @@ class Store:
         if not bad:
             return
         for relative, reason in bad:
+            if self.lake.local:
+                remove_sidecars([self.lake_root / relative])
             moved = self.lake.set_aside(relative, self.quarantine_root)
             log.error(
                 "lake file %s is unusable (%s): quarantined%s and unlisted; its entries are "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import time
 from pathlib import Path
@@ -11,11 +10,10 @@ import pytest
 
 from svc.compactor.rewrite import RewriteJob, Rewriter
 from svc.compactor.writer import WriterSettings
-from svc.model import PushStream, label_key
 from svc.query.engine import QueryEngine, ScanStats
 from svc.storage.leases import FileLeases
 from svc.storage.store import Store
-from tests.timeline import BASE, SECOND
+from tests.stores import push_lines
 
 
 def test_a_retired_file_waits_for_its_last_reader() -> None:
@@ -42,23 +40,11 @@ def test_a_retired_file_waits_for_its_delay() -> None:
     assert leases.removable() == ["a"]
 
 
-def _push(store: Store, lines: list[str], offset: int) -> None:
-    labels = (("app", "a"),)
-    stream = PushStream(
-        labels,
-        label_key(labels),
-        [BASE + (offset + i) * SECOND for i in range(len(lines))],
-        lines,
-        None,
-    )
-    asyncio.run(store.push("t", [stream]))
-
-
 def test_a_query_keeps_reading_the_files_a_compaction_replaced(
     store: Store, tmp_path: Path
 ) -> None:
     for part in range(3):
-        _push(store, [f"part {part} line {i}" for i in range(20)], part * 100)
+        push_lines(store, [f"part {part} line {i}" for i in range(20)], part * 100)
         store.flush()
     engine = QueryEngine(store, timeout_seconds=30)
     rewriter = Rewriter(store, engine, WriterSettings(level=3), tmp_path / "work")
@@ -86,9 +72,9 @@ def test_a_query_keeps_reading_the_files_a_compaction_replaced(
 def test_swapped_files_are_listed_at_once_and_removed_when_due(
     store: Store, tmp_path: Path, delay: float
 ) -> None:
-    _push(store, ["a", "b"], 0)
+    push_lines(store, ["a", "b"], 0)
     store.flush()
-    _push(store, ["c"], 10)
+    push_lines(store, ["c"], 10)
     store.flush()
     engine = QueryEngine(store, timeout_seconds=30)
     rewriter = Rewriter(store, engine, WriterSettings(level=3), tmp_path / "work")

@@ -1,0 +1,380 @@
+"""The skipping index never hides a matching line.
+
+Three layers, each a property: the literals read out of a regex are in every line RE2
+matches; a row group's filters hold every substring of its lines; and, end to end, log
+and metric queries answer the same with the index as without it (the same lake, the same
+engine), over random needles: present, absent, across token boundaries, unicode, regexes,
+case-insensitive and negative filters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+import re2
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from benchmarks.corpus import batches
+from logql_to_sql import Direction, Grid, parse
+from svc.compactor.rewrite import RewriteJob, Rewriter
+from svc.compactor.writer import WriterSettings
+from svc.ingest.labels import label_key
+from svc.model import PushStream
+from svc.query.engine import QueryEngine
+from svc.query.log_queries import LogQueryRequest, run_log_query
+from svc.query.metric_queries import run_metric_query
+from svc.query.needles import query_conditions, regex_literals
+from svc.query.tenants import MultiView
+from svc.storage.skip_index import SkipIndex, build_group, load, needle
+from svc.storage.store import Store
+from tests.stores import open_store
+
+_ALPHABET = 'ab=_ é/.{},1:"-😀Z'
+_text = st.text(alphabet=_ALPHABET, max_size=14)
+
+_REGEX_PIECES = [
+    "a",
+    "b",
+    "=",
+    "_",
+    " ",
+    "é",
+    "/",
+    "1",
+    "Z",
+    "😀",
+    "\\.",
+    "\\=",
+    "\\{",
+    "\\x41",
+    "\\x{e9}",
+    "[ab]",
+    "[^a]",
+    "[]a]",
+    ".",
+    "\\d",
+    "\\w",
+    "\\s",
+    "^",
+    "$",
+    "\\b",
+    "{",
+    "}",
+    ",",
+    "(?:a|b)",
+    "(a)",
+    "(?P<n>ab)",
+    "(?s:a.)",
+    "(?i)",
+    "(?i:a)",
+    "(?s)",
+    "(a|)",
+    "\\Qa\\E",
+]
+_QUANTIFIERS = ["", "", "", "*", "+", "?", "{2}", "{1,3}", "{0,2}", "{,2}", "+?"]
+
+
+@st.composite
+def _regexes(draw: st.DrawFn) -> str:
+    parts = [
+        draw(st.sampled_from(_REGEX_PIECES)) + draw(st.sampled_from(_QUANTIFIERS))
+        for _ in range(draw(st.integers(1, 6)))
+    ]
+    if draw(st.booleans()):
+        parts.insert(draw(st.integers(0, len(parts))), "|")
+    return "".join(parts)
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(pattern=_regexes(), lines=st.lists(_text, min_size=1, max_size=8))
+def test_regex_literals_are_in_every_matching_line(pattern: str, lines: list[str]) -> None:
+    try:
+        compiled = re2.compile(pattern)
+    except re2.error:
+        assume(False)
+        return
+    found = regex_literals(pattern)
+    if found is None:
+        return
+    for line in lines:
+        if compiled.search(line):
+            assert any(all(literal in line for literal in branch) for branch in found), line
+
+
+def test_regex_literals_give_up_where_unsure() -> None:
+    assert regex_literals("(?i)error") is None
+    assert regex_literals("a\\Qb\\E") is None
+    assert regex_literals("x(?i:y)") is None
+    assert regex_literals("user_id=4242 ") == (("user_id=4242 ",),)
+    assert regex_literals("GET|POST /api") == (("GET",), ("POST /api",))
+    assert regex_literals("a{,3}") == (("a{,3}",),)  # RE2 reads a brace without a min as text
+
+
+def _index_of(lines: list[str]) -> SkipIndex:
+    """The filters of one row group holding ``lines``."""
+    rows, tokens, grams = build_group(pa.array(lines, pa.string()))
+    return SkipIndex((rows,), (tokens,), (grams,), 0)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    lines=st.lists(
+        st.text(alphabet=_ALPHABET + "0123456789abcdef\t", max_size=40), min_size=1, max_size=30
+    ),
+    data=st.data(),
+)
+def test_a_row_group_holds_every_substring_of_its_lines(
+    lines: list[str], data: st.DataObject
+) -> None:
+    index = _index_of(lines)
+    line = data.draw(st.sampled_from(lines))
+    start = data.draw(st.integers(0, len(line)))
+    end = data.draw(st.integers(start, len(line)))
+    assert index.may_hold(0, needle(line[start:end]))
+
+
+def test_absent_needles_are_ruled_out() -> None:
+    rng = random.Random(3)
+    lines = [f'{{"trace_id": "{rng.getrandbits(64):016x}", "msg": "ok"}}' for _ in range(2000)]
+    index = _index_of(lines)
+    absent = [f"{rng.getrandbits(64):016x}" for _ in range(200)]
+    assert sum(index.may_hold(0, needle(n)) for n in absent) <= 10
+    assert not index.may_hold(0, needle(" café "))
+    assert not needle("err").answerable  # shorter than a gram, no whole token
+    assert needle(" err ").answerable  # a whole token
+    assert not needle("trace\ud800abcdef").answerable  # not UTF-8: left to the scan
+
+
+# ------------------------------------------------------------------ end to end
+
+_TENANT = "skip"
+_START = 1_764_000_000_000_000_000
+_EXTRA = [
+    "naïve café 東京 order=77 😀 done",
+    "ошибка подключения к базе: timeout",
+    'key="value with spaces" path=/a/b/c?x=1&y=2',
+    "MiXeD CaSe Error ERROR error",
+]
+
+
+def _push(store: Store, lines: list[tuple[int, str, str]]) -> None:
+    async def push() -> None:
+        by_app: dict[str, list[tuple[int, str]]] = {}
+        for ts, app, line in lines:
+            by_app.setdefault(app, []).append((ts, line))
+        streams = []
+        for app, entries in sorted(by_app.items()):
+            pairs = (("app", app),)
+            streams.append(
+                PushStream(
+                    pairs, label_key(pairs), [e[0] for e in entries], [e[1] for e in entries], None
+                )
+            )
+        await store.push(_TENANT, streams)
+
+    asyncio.run(push())
+
+
+def _fill(store: Store, megabytes: float) -> tuple[list[str], int]:
+    """Corpus lines (a few with unicode extras), flushed every half MB and indexed; returns
+    them and the end of their range."""
+    stored: list[str] = []
+    ts = _START
+    rng = random.Random(11)
+    for batch in batches(
+        int(megabytes * 1e6), start_ns=_START, step_ns=1_000_000, batch_bytes=1 << 19
+    ):
+        rows = []
+        for labels, entries in batch.streams:
+            for _, line in entries:
+                if rng.random() < 0.002:
+                    line = f"{line} {rng.choice(_EXTRA)}"
+                rows.append((ts, labels["app"], line))
+                stored.append(line)
+                ts += 1_000_000
+        _push(store, rows)
+        store.flush()
+    store.skip_indexer.wait_idle()
+    return stored, ts
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[QueryEngine, list[str], int]]:
+    """A flushed, indexed lake of about 30,000 corpus lines in row groups of 4,096."""
+    with open_store(tmp_path_factory.mktemp("skip")) as store:
+        stored, end = _fill(store, 4)
+        assert store.skip_indexer.built_total >= 2
+        engine = QueryEngine(store, timeout_seconds=60)
+        try:
+            yield engine, stored, end
+        finally:
+            engine.close()
+
+
+def _answers(
+    engine: QueryEngine,
+    query: str,
+    end: int,
+    limit: int = 5000,
+    direction: Direction = Direction.BACKWARD,
+) -> list[object]:
+    expr = parse(query)
+    answers: list[object] = []
+    for use in (True, False):
+        engine.skip_index = use
+        try:
+            request = LogQueryRequest(expr, _START, end, limit, direction)  # type: ignore[arg-type]
+            streams, _ = run_log_query(engine, _TENANT, request)
+            metric = parse(f"sum(count_over_time({query} [1h]))")
+            grid = Grid(start_ns=end, step_ns=3_600 * 10**9, steps=1)
+            result, _ = run_metric_query(
+                engine,
+                _TENANT,
+                metric,  # type: ignore[arg-type]
+                grid,
+                max_series=100,
+                instant=True,
+            )
+            answers.append(([(s.labels, s.values) for s in streams], result.series))
+        finally:
+            engine.skip_index = True
+    return answers
+
+
+def _raw(text: str) -> str | None:
+    """``text`` as a LogQL raw string, if it can be one."""
+    if "`" in text or "\n" in text or "\r" in text:
+        return None
+    return f"`{text}`"
+
+
+def _re2_escape(text: str) -> str:
+    return "".join(f"\\{c}" if c in "\\.+*?()|[]{}^$" else c for c in text)
+
+
+@st.composite
+def _queries(draw: st.DrawFn, stored: list[str]) -> str:
+    kind = draw(
+        st.sampled_from(
+            ["present", "absent", "hex", "extra", "regex", "caseless", "negative", "or"]
+        )
+    )
+    line = draw(st.sampled_from(stored))
+    start = draw(st.integers(0, max(0, len(line) - 1)))
+    piece = line[start : start + draw(st.integers(1, 32))]
+    if kind == "absent":
+        piece = draw(st.text(alphabet=_ALPHABET + "xyzq0123456789", min_size=1, max_size=20))
+    elif kind == "hex":
+        piece = f"{draw(st.integers(0, 2**64 - 1)):016x}"[: draw(st.integers(5, 16))]
+    elif kind == "extra":
+        extra = draw(st.sampled_from(_EXTRA))
+        begin = draw(st.integers(0, len(extra) - 1))
+        piece = extra[begin : begin + draw(st.integers(1, 12))]
+    raw = _raw(piece)
+    assume(raw is not None and piece)
+    if kind == "regex":
+        pattern = _re2_escape(piece)
+        cut = draw(st.integers(0, len(pattern)))
+        if pattern[cut - 1 : cut] != "\\":
+            pattern = pattern[:cut] + ".*" + pattern[cut:]
+        raw = _raw(pattern)
+        assume(raw is not None)
+        return f'{{app=~".+"}} |~ {raw}'
+    if kind == "caseless":
+        return f'{{app=~".+"}} |~ `(?i){_re2_escape(piece)}`'
+    if kind == "negative":
+        return f'{{app=~".+"}} != {raw} |= `=`'
+    if kind == "or":
+        return f'{{app=~".+"}} |= {raw} or `{draw(st.sampled_from(["zzqqzz", "timeout", "é"]))}`'
+    return f'{{app=~".+"}} |= {raw}'
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_indexed_answers_equal_full_scans(
+    lake: tuple[QueryEngine, list[str], int], data: st.DataObject
+) -> None:
+    engine, stored, end = lake
+    query = data.draw(_queries(stored))
+    indexed, scanned = _answers(engine, query, end)
+    assert indexed == scanned, query
+
+
+def test_rare_needles_read_few_row_groups(lake: tuple[QueryEngine, list[str], int]) -> None:
+    engine, stored, end = lake
+    trace = next(line for line in reversed(stored) if "trace_id" in line).split('"trace_id": "')[1][
+        :16
+    ]
+    whole = engine.view((_TENANT,), _START, end)
+    for query in (f'{{app=~".+"}} |= "{trace}"', f'{{app=~".+"}} |~ "trace_id.: .{trace}"'):
+        view = engine.view((_TENANT,), _START, end, parse(query))
+        assert not isinstance(view, MultiView) and not isinstance(whole, MultiView)
+        read = sum(
+            sum(count for _, count in view.row_ranges.get(f.path, ((0, f.rows),)))
+            for f in view.files
+        )
+        assert 0 < read <= 3 * 4096 < sum(f.rows for f in whole.files), query
+    absent = engine.view((_TENANT,), _START, end, parse('{app=~".+"} |= "qqzzqqzzqq"'))
+    assert not absent.files
+    for fallback in (
+        '{app=~".+"} != "qqzzqqzz"',
+        '{app=~".+"} |~ "(?i)qqzzqqzz"',
+        '{app=~".+"} |= "qqz"',
+    ):
+        assert engine.view((_TENANT,), _START, end, parse(fallback)).files == whole.files
+
+
+def test_only_leading_line_filters_are_used() -> None:
+    assert query_conditions(parse('{a="b"} |= "x" | json |= "y"')) == (((("x",),),),)
+    assert query_conditions(parse('{a="b"} | line_format "{{.a}}" |= "y"')) is None
+    assert query_conditions(parse('{a="b"} |= "x" or ip("1.2.3.4")')) is None
+    both = parse('count_over_time({a="b"} |= "x" [1m]) / count_over_time({a="b"} [1m])')
+    assert query_conditions(both) is None
+
+
+def test_an_index_that_does_not_fit_its_file_is_ignored(
+    lake: tuple[QueryEngine, list[str], int],
+) -> None:
+    engine, _, end = lake
+    entry = engine.view((_TENANT,), _START, end).files[0]
+    path = engine.store.lake_root / entry.path
+    assert load(path, entry.rows) is not None
+    assert load(path, entry.rows + 1) is None
+
+
+def test_compacted_files_read_in_windows_answer_as_full_scans(tmp_path: Path) -> None:
+    with open_store(tmp_path / "data") as store:
+        stored, end = _fill(store, 2)
+        engine = QueryEngine(store, timeout_seconds=60, window_rows=2048)
+        rewriter = Rewriter(store, engine, WriterSettings(3, 2048, 1 << 30), tmp_path / "work")
+        try:
+            files = store.catalog.all_files()
+            rewriter.run(RewriteJob("compaction", _TENANT, files[0].day, tuple(files)))
+            store.skip_indexer.wait_idle()
+            (compacted,) = store.catalog.all_files()
+            assert load(store.lake_root / compacted.path, compacted.rows) is not None
+            traces = [line.split('"trace_id": "')[1][:16] for line in stored if "trace_id" in line]
+            narrowed = engine.view(
+                (_TENANT,), _START, end, parse(f'{{app="api"}} |= "{traces[7]}"')
+            )
+            assert not isinstance(narrowed, MultiView) and narrowed.row_ranges  # some groups
+            needles = [*traces[::1000], "timeout", "user_id=4242 ", "café 東京", "qqzzqqzzqq"]
+            for needle_text in needles:
+                query = f'{{app=~".+"}} |= "{needle_text}"'
+                for limit, direction in ((10, Direction.BACKWARD), (100, Direction.FORWARD)):
+                    indexed, scanned = _answers(engine, query, end, limit, direction)
+                    assert indexed == scanned, (query, limit, direction)
+        finally:
+            rewriter.close()
+            engine.close()
