@@ -141,6 +141,34 @@ class Server:
         self.process.wait(10)
         self.process = None
 
+    def command(
+        self,
+        *words: str,
+        args: tuple[str, ...] = (),
+        stdin: bytes | str | None = None,
+        env: dict[str, str] | None = None,
+        text: bool = False,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[Any]:
+        """``svc <words> -config.file=<this server's config> <args>``, such as
+        ``command("catalog", "rebuild")``: a subcommand on this server's data directory."""
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "svc",
+                *words,
+                f"-config.file={self.root / 'config.yaml'}",
+                *args,
+            ],
+            input=stdin,
+            capture_output=True,
+            text=text,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, **(env or {})},
+        )
+
     def restart(self) -> Server:
         if self.process is not None:
             self.stop()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,21 +25,7 @@ def run_backfill(
     srv: Server, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     """``svc backfill`` on the server's data directory (its config file)."""
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "svc",
-            "backfill",
-            f"-config.file={srv.root / 'config.yaml'}",
-            *args,
-        ],
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-        check=False,
-        env={**__import__("os").environ, **(env or {})},
-    )
+    return srv.command("backfill", args=args, stdin=stdin, env=env)
 
 
 def year_old_lines(count: int, start: int) -> str:
@@ -179,19 +164,7 @@ def test_a_rebuilt_catalog_remembers_inputs_whose_files_were_compacted(
     assert len(listed_paths(srv)) == 1  # both inputs' files are one compacted file now
     srv.stop()
     (srv.data_dir / CATALOG_FILENAME).unlink()
-    rebuilt = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "svc",
-            "catalog",
-            "rebuild",
-            f"-config.file={srv.root / 'config.yaml'}",
-        ],
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    rebuilt = srv.command("catalog", "rebuild")
     assert rebuilt.returncode == 0, rebuilt.stderr.decode()
     again = run_backfill(srv, "-tenant=t", "-label-fields=app", *paths)
     assert again.returncode == 0 and b"already imported 2" in again.stdout, again.stdout

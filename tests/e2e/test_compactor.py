@@ -390,9 +390,6 @@ def test_other_targets_have_an_empty_compactor_ring(make_app: Callable[..., InPr
 
 
 def test_catalog_rebuild_keeps_the_delete_requests(make_server: Callable[..., Any]) -> None:
-    import subprocess
-    import sys
-
     srv = make_server(
         {"compactor": {"retention_enabled": True, "delete_request_store": "filesystem"}}
     )
@@ -409,19 +406,7 @@ def test_catalog_rebuild_keeps_the_delete_requests(make_server: Callable[..., An
         )
         listed = client.get("/loki/api/v1/delete").json()
     srv.stop()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "svc",
-            "catalog",
-            "rebuild",
-            f"-config.file={srv.root / 'config.yaml'}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = srv.command("catalog", "rebuild", text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "delete_requests" in done.stdout
     srv.start()

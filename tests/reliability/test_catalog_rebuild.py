@@ -124,19 +124,7 @@ def test_a_flush_whose_wal_was_not_retired_yet_is_replayed_not_listed(
 
 
 def _rebuild(srv: Server) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "svc",
-            "catalog",
-            "rebuild",
-            f"-config.file={srv.root / 'config.yaml'}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return srv.command("catalog", "rebuild", text=True, timeout=60)
 
 
 def test_svc_catalog_rebuild(faulty_server: Callable[..., Server]) -> None:
