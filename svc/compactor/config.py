@@ -190,6 +190,15 @@ class StreamRetention:
     priority: int = setting(0, "The highest priority among the matching rules wins.")
     period: float = setting(0.0, "Retention of the matching streams (>= 24h).", duration=True)
 
+    def outranks(self, other: StreamRetention | None) -> bool:
+        """Whether this rule wins over ``other`` for a stream both match: the higher
+        priority, then the shorter period."""
+        return (
+            other is None
+            or self.priority > other.priority
+            or (self.priority == other.priority and self.period < other.period)
+        )
+
 
 def retention_rule_error(rules: list[StreamRetention]) -> str | None:
     """The reference's check of ``retention_stream`` rules (the first failure)."""

@@ -41,13 +41,7 @@ def choose_periods(
     for stream_id in streams:
         best: StreamRetention | None = None
         for rule, ids in zip(rules, matched, strict=True):
-            if stream_id not in ids:
-                continue
-            if (
-                best is None
-                or rule.priority > best.priority
-                or (rule.priority == best.priority and rule.period < best.period)
-            ):
+            if stream_id in ids and rule.outranks(best):
                 best = rule
         if best is not None:
             chosen[stream_id] = best.period

@@ -49,13 +49,7 @@ def stream_retention_seconds(limits: LimitsConfig, labels: Labels) -> float:
     """The retention period of a stream with ``labels`` under ``limits`` (0: forever)."""
     best: StreamRetention | None = None
     for rule in limits.retention_stream:
-        if not matches(_rule_matchers(rule.selector), labels):
-            continue
-        if (
-            best is None
-            or rule.priority > best.priority
-            or (rule.priority == best.priority and rule.period < best.period)
-        ):
+        if rule.outranks(best) and matches(_rule_matchers(rule.selector), labels):
             best = rule
     return best.period if best is not None else limits.retention_period
 
