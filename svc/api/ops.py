@@ -219,7 +219,8 @@ _INT64_MAX = (1 << 63) - 1
 @get(HEAD_PATH)
 async def unflushed_head(request: Request[Any, Any, Any]) -> Response[bytes]:
     """This writer's unflushed rows of one tenant in ``[start, end)`` (nanoseconds), for the
-    readers of a shared catalog (``svc.storage.remote_heads``)."""
+    readers of a shared catalog (``svc.storage.remote_heads``); ``rows=0``: only their
+    streams."""
     rt = runtime(request)
     tenant = rt.resolver.single(org_header(request))
     try:
@@ -228,7 +229,8 @@ async def unflushed_head(request: Request[Any, Any, Any]) -> Response[bytes]:
         start = end = _INT64_MAX + 1
     if not -_INT64_MAX - 1 <= min(start, end) <= max(start, end) <= _INT64_MAX:
         raise BadRequestError("start and end must be integer Unix nanoseconds")
-    body = await asyncio.to_thread(rt.store.head_snapshot, tenant, start, end)
+    rows = request.query_params.get("rows", "1") != "0"
+    body = await asyncio.to_thread(rt.store.head_snapshot, tenant, start, end, rows=rows)
     return Response(body, media_type="application/vnd.apache.arrow.stream")
 
 

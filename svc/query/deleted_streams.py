@@ -37,9 +37,9 @@ def drop_deleted_streams(
     engine: QueryEngine, tenant: str, streams: list[StreamInfo], start_ns: int, end_ns: int
 ) -> list[StreamInfo]:
     """``streams`` without those whose every entry in ``[start_ns, end_ns)`` is deleted."""
-    view = engine.store.view(tenant, start_ns, end_ns)
-    if not view.deletes or not streams:
+    if not streams or not engine.store.deletes(tenant, start_ns, end_ns):
         return streams
+    view = engine.store.view(tenant, start_ns, end_ns)
     touched = _touched(engine, tenant, view, {s.stream_id for s in streams})
     if not touched:
         return streams
@@ -63,9 +63,9 @@ def correct_usage(
 ) -> None:
     """Replace, in ``report``, the entries and bytes of the streams delete requests touch by
     counts of their visible rows (buckets ``ts // step_ns``, or one bucket 0)."""
-    view = engine.store.view(tenant, start_ns, end_ns)
-    if not view.deletes or not streams:
+    if not streams or not engine.store.deletes(tenant, start_ns, end_ns):
         return
+    view = engine.store.view(tenant, start_ns, end_ns)
     touched = _touched(engine, tenant, view, {s.stream_id for s in streams})
     if not touched:
         return

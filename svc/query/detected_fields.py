@@ -25,6 +25,7 @@ from gocompat.durations import parse_go_duration, parse_humanize_bytes
 from logql_to_sql import DIALECT, Direction, ast, compile_log_query, json_all, logfmt, sanitize
 from svc.model import Labels, label_key
 from svc.query.engine import QueryEngine, ScanStats
+from svc.query.log_queries import stream_labels_lookup
 from svc.query.udfs import register_udfs
 
 __all__ = [
@@ -194,8 +195,8 @@ def _tenant_entries(
     plan = compile_log_query(
         query, start_ns=start_ns, end_ns=end_ns, limit=line_limit, direction=Direction.BACKWARD
     )
-    rows, _, _ = engine.run_log_query(tenant, plan, start_ns, end_ns)
-    index = engine.store.index
+    rows, view, _ = engine.run_log_query(tenant, plan, start_ns, end_ns)
+    labels_of = stream_labels_lookup(engine, tenant, view)
     entries = []
     final = plan.labels_final
     stored = _stored_metadata(engine, tenant, rows) if final else {}
@@ -204,8 +205,7 @@ def _tenant_entries(
     for ts, stream_id, line, more in zip(
         data["ts"], data["stream_id"], data["line"], extra, strict=True
     ):
-        info = index.get(tenant, stream_id)
-        stream: Labels = () if info is None else info.labels
+        stream: Labels = labels_of(stream_id)
         if final:
             metadata = _renamed(stream, stored.get((stream_id, ts)))
             labels = dict(more or ())

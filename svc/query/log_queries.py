@@ -10,11 +10,13 @@ import pyarrow as pa
 
 from logql_to_sql import Direction, LogQueryPlan, ast, compile_log_query
 from svc.model import Labels
-from svc.query.engine import QueryEngine, ScanStats
+from svc.query.engine import AnyView, QueryEngine, ScanStats
 from svc.query.json_fields import json_result_labels
 from svc.query.plan_cache import END, START, mentions_stand_in, with_range
 from svc.query.streams import ResultStream, group_streams
 from svc.query.tenants import MultiView
+from svc.storage.store import StoreView
+from svc.storage.streams import stream_infos
 
 __all__ = ["LogQueryRequest", "run_log_query", "sample_interval", "stream_labels_lookup"]
 
@@ -57,7 +59,7 @@ def run_log_query(
         labels_of = view_labels_lookup(view)
     else:
         single = tenants if isinstance(tenants, str) else tenants[0]
-        labels_of = stream_labels_lookup(engine, single)
+        labels_of = stream_labels_lookup(engine, single, view)
     if plan.json_labels_left:
         rows = with_json_labels(rows, labels_of)
     streams = group_streams(rows, labels_of, backward=backward, categorize=request.categorize)
@@ -149,12 +151,23 @@ def view_labels_lookup(view: MultiView) -> Callable[[int], Labels]:
     return labels_of
 
 
-def stream_labels_lookup(engine: QueryEngine, tenant: str) -> Callable[[int], Labels]:
-    """A function from stream id to the tenant's stream labels."""
+def stream_labels_lookup(
+    engine: QueryEngine, tenant: str, view: AnyView | None = None
+) -> Callable[[int], Labels]:
+    """A function from stream id to the tenant's stream labels (those of the view's
+    streams table too: another writer's unflushed stream is not in the index)."""
     index = engine.store.index
+    more: dict[int, Labels] | None = None
 
     def labels_of(stream_id: int) -> Labels:
+        nonlocal more
         info = index.get(tenant, stream_id)
-        return () if info is None else info.labels
+        if info is not None:
+            return info.labels
+        if not isinstance(view, StoreView):
+            return ()
+        if more is None:
+            more = {i.stream_id: i.labels for i in stream_infos(view.streams)}
+        return more.get(stream_id, ())
 
     return labels_of

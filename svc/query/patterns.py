@@ -22,15 +22,17 @@ those lines.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from logql_to_sql import Direction, ast, compile_log_query
 from svc.config import LimitsConfig, PatternIngesterConfig
 from svc.levels import LevelDetector, known_level
+from svc.model import Labels
 from svc.query.drain import Drain, DrainConfig
 from svc.query.engine import QueryEngine
+from svc.query.log_queries import stream_labels_lookup
 from svc.query.pattern_series import (
     PatternSeries,
     SampleWindow,
@@ -79,8 +81,10 @@ def query_patterns(
     settings = MiningSettings.from_config(config, limits)
     answers: list[list[PatternSeries]] = []
     for tenant in tenants:
-        rows = _window_rows(engine, tenant, request, first_ns, last_ns, config.query_line_limit)
-        counts = _mine(engine, tenant, rows, settings, window)
+        rows, labels_of = _window_rows(
+            engine, tenant, request, first_ns, last_ns, config.query_line_limit
+        )
+        counts = _mine(labels_of, rows, settings, window)
         answers.append(
             prune(
                 [
@@ -166,8 +170,7 @@ def mine_stream(
 
 
 def _mine(
-    engine: QueryEngine,
-    tenant: str,
+    labels_of: Callable[[int], Labels],
     rows: list[tuple[int, Entry]],
     settings: MiningSettings,
     window: SampleWindow,
@@ -179,8 +182,7 @@ def _mine(
     formats = detect_formats([entries[0][1] for entries in by_stream.values()])
     counts: dict[tuple[str, str], Counter[int]] = {}
     for (stream_id, entries), fmt in zip(by_stream.items(), formats, strict=True):
-        info = engine.store.index.get(tenant, stream_id)
-        labels = () if info is None else info.labels
+        labels = labels_of(stream_id)
         if any(name in _INTERNAL_LABELS for name, _ in labels):
             continue
         for pattern, level, times in mine_stream(labels, entries, fmt, settings):
@@ -211,17 +213,17 @@ def _window_rows(
     first_ns: int,
     last_ns: int,
     limit: int,
-) -> list[tuple[int, Entry]]:
+) -> tuple[list[tuple[int, Entry]], Callable[[int], Labels]]:
     """``(stream_id, entry)`` of the newest ``limit`` lines of the matching streams in
-    ``[first_ns, last_ns)``, oldest first."""
+    ``[first_ns, last_ns)``, oldest first, and the labels of their streams."""
     query = ast.LogQuery(selector=ast.StreamSelector(matchers=request.matchers), stages=())
     plan = compile_log_query(
         query, start_ns=first_ns, end_ns=last_ns, limit=limit, direction=Direction.BACKWARD
     )
-    table, _, _ = engine.run_log_query(tenant, plan, first_ns, last_ns)
+    table, view, _ = engine.run_log_query(tenant, plan, first_ns, last_ns)
     data: dict[str, list[Any]] = table.select(["stream_id", "ts", "line", "metadata"]).to_pydict()
     metadata = [pairs or () for pairs in data["metadata"]]
     entries = zip(data["ts"], data["line"], metadata, strict=True)
     rows = list(zip(data["stream_id"], entries, strict=True))
     rows.reverse()
-    return rows
+    return rows, stream_labels_lookup(engine, tenant, view)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from logql_to_sql import ast, compile_stream_matchers
 from svc.query.deleted_streams import drop_deleted_streams
 from svc.query.engine import QueryEngine, ScanStats
-from svc.storage.streams import StreamInfo
+from svc.storage.store import StoreView
+from svc.storage.streams import StreamInfo, streams_table
 
 __all__ = ["label_names", "label_values", "matching_streams"]
 
@@ -21,23 +22,18 @@ def matching_streams(
     start_ns: int,
     end_ns: int,
 ) -> list[StreamInfo]:
-    """Streams with entries in ``[start_ns, end_ns]`` matching any selector (none: all)."""
-    streams = [
-        info
-        for info in engine.store.index.streams(tenant)
-        if info.first_ts < end_ns and info.last_ts >= start_ns
-    ]
-    if not selectors or not streams:
-        return drop_deleted_streams(engine, tenant, streams, start_ns, end_ns)
-    view = engine.store.view(tenant, start_ns, end_ns)
-    view.files = []
-    view.head_tables = []
-    wanted: set[int] = set()
-    for matchers in selectors:
-        result = engine.execute(compile_stream_matchers(matchers), view, ScanStats())
-        wanted.update(result["stream_id"].to_pylist())
-    found = [info for info in streams if info.stream_id in wanted]
-    return drop_deleted_streams(engine, tenant, found, start_ns, end_ns)
+    """Streams with entries in ``[start_ns, end_ns]`` matching any selector (none: all),
+    the other writers' unflushed streams included."""
+    streams = engine.store.streams(tenant, start_ns, end_ns)
+    if selectors and streams:
+        # Only the streams table is read: no file, no head rows.
+        view = StoreView(engine.store.lake, [], [], streams_table(streams))
+        wanted: set[int] = set()
+        for matchers in selectors:
+            result = engine.execute(compile_stream_matchers(matchers), view, ScanStats())
+            wanted.update(result["stream_id"].to_pylist())
+        streams = [info for info in streams if info.stream_id in wanted]
+    return drop_deleted_streams(engine, tenant, streams, start_ns, end_ns)
 
 
 def label_names(streams: list[StreamInfo]) -> list[str]:

@@ -80,8 +80,11 @@ class RemoteHeads:
         self.writer_targets = writers
         """Targets whose instances take writes (they have heads)."""
 
-    def fetch(self, tenant: str, start_ns: int, end_ns: int) -> list[RemoteHead]:
-        """Every other live writer's head rows of ``tenant`` in ``[start_ns, end_ns)``."""
+    def fetch(
+        self, tenant: str, start_ns: int, end_ns: int, *, rows: bool = True
+    ) -> list[RemoteHead]:
+        """Every other live writer's head rows of ``tenant`` in ``[start_ns, end_ns)``
+        (with ``rows`` false, only the streams those rows belong to: label lookups)."""
         writers = [
             m
             for m in self.members.live()
@@ -89,7 +92,10 @@ class RemoteHeads:
         ]
         if not writers:
             return []
-        query = urllib.parse.urlencode({"start": start_ns, "end": end_ns})
+        params = {"start": start_ns, "end": end_ns}
+        if not rows:
+            params["rows"] = 0
+        query = urllib.parse.urlencode(params)
 
         def one(name: str, address: str) -> RemoteHead | None:
             request = urllib.request.Request(

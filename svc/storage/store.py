@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import logging
 import shutil
@@ -62,7 +63,7 @@ from svc.storage.rebuild import rebuild_catalog
 from svc.storage.remote_heads import RemoteHead, RemoteHeads, encode_head
 from svc.storage.skip_index import remove_sidecars, sweep_sidecars
 from svc.storage.skip_indexer import SkipIndexer
-from svc.storage.streams import StreamIndex, stream_id_of
+from svc.storage.streams import StreamIndex, StreamInfo, stream_id_of, stream_infos
 from svc.storage.wal import WriteAheadLog
 
 __all__ = [
@@ -633,30 +634,55 @@ class Store:
             lease=lease,
         )
 
+    def streams(self, tenant: str, start_ns: int, end_ns: int) -> list[StreamInfo]:
+        """The tenant's streams with entries in ``[start_ns, end_ns]``: those of the stream
+        index, and (with a shared catalog) those of the other writers' unflushed heads."""
+        # The heads first: a stream they flush meanwhile is in the catalog read after.
+        remote = (
+            [] if self.remote is None else self.remote.fetch(tenant, start_ns, end_ns, rows=False)
+        )
+        found = {
+            info.stream_id: info
+            for info in self.index.streams(tenant)
+            if info.first_ts < end_ns and info.last_ts >= start_ns
+        }
+        for head in remote:
+            for info in stream_infos(head.streams):
+                known = found.get(info.stream_id)
+                if known is not None:  # (a copy: the index's own record stays as it is)
+                    info = dataclasses.replace(
+                        known,
+                        first_ts=min(known.first_ts, info.first_ts),
+                        last_ts=max(known.last_ts, info.last_ts),
+                    )
+                found[info.stream_id] = info
+        return list(found.values())
+
     def _still_unflushed(self, remote: list[RemoteHead]) -> bool:
         """Whether no writer committed a flush since it sent its head (else its rows may
         be in a listed file as well, or in neither)."""
         marks = self.catalog.watermarks()
         return all(marks.get(head.writer, 0) == head.watermark for head in remote)
 
-    def head_snapshot(self, tenant: str, start_ns: int, end_ns: int) -> bytes:
+    def head_snapshot(self, tenant: str, start_ns: int, end_ns: int, *, rows: bool = True) -> bytes:
         """This writer's unflushed rows of the tenant in ``[start_ns, end_ns)``, their
-        streams and its watermark, taken together (what readers fetch)."""
+        streams and its watermark, taken together (what readers fetch); without ``rows``
+        only the streams."""
         with self._view_lock:
             heads = [f.head for f in self._flushing] + [self.head]
             tables = [t for t in (h.table(tenant) for h in heads) if t is not None]
             watermark = self.catalog.flushed_wal_seq()
-        rows = []
+        found = []
         for table in tables:
             in_range = pc.and_(
                 pc.greater_equal(table["ts"], pa.scalar(start_ns, pa.int64())),
                 pc.less(table["ts"], pa.scalar(end_ns, pa.int64())),
             )
-            rows.append(table.filter(in_range))
-        ids = pa.chunked_array([r["stream_id"] for r in rows], pa.int64()).unique()
+            found.append(table.filter(in_range))
+        ids = pa.chunked_array([r["stream_id"] for r in found], pa.int64()).unique()
         streams = self.index.table(tenant)
         streams = streams.filter(pc.is_in(streams["stream_id"], value_set=ids))
-        return encode_head(rows, streams, watermark)
+        return encode_head(found if rows else [], streams, watermark)
 
     def deletes(self, tenant: str, start_ns: int, end_ns: int) -> tuple[DeleteFilter, ...]:
         """The delete filters a view of the tenant's ``[start_ns, end_ns)`` applies."""

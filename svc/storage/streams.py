@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from schemas.log_rows import LABEL_MAP
-from svc.model import Labels
+from svc.model import Labels, label_key
 
-__all__ = ["StreamIndex", "StreamInfo", "stream_id_of"]
+__all__ = ["StreamIndex", "StreamInfo", "stream_id_of", "streams_table"]
 
 
 def stream_id_of(key: str) -> int:
@@ -29,6 +30,34 @@ class StreamInfo:
     labels: Labels
     first_ts: int
     last_ts: int
+
+
+def streams_table(infos: Iterable[StreamInfo]) -> pa.Table:
+    """Arrow table (stream_id, labels, first_ts, last_ts) of some streams."""
+    infos = list(infos)
+    return pa.table(
+        {
+            "stream_id": pa.array([i.stream_id for i in infos], pa.int64()),
+            "labels": pa.array([list(i.labels) for i in infos], LABEL_MAP),
+            "first_ts": pa.array([i.first_ts for i in infos], pa.int64()),
+            "last_ts": pa.array([i.last_ts for i in infos], pa.int64()),
+        }
+    )
+
+
+def stream_infos(table: pa.Table) -> list[StreamInfo]:
+    """The streams of a table as :func:`streams_table` makes it."""
+    infos = []
+    for sid, pairs, first, last in zip(
+        table["stream_id"].to_pylist(),
+        table["labels"].to_pylist(),
+        table["first_ts"].to_pylist(),
+        table["last_ts"].to_pylist(),
+        strict=True,
+    ):
+        labels = tuple((str(k), str(v)) for k, v in pairs)
+        infos.append(StreamInfo(sid, label_key(labels), labels, first, last))
+    return infos
 
 
 class StreamIndex:
@@ -91,14 +120,6 @@ class StreamIndex:
             cached = self._tables.get(tenant)
             if cached is not None:
                 return cached
-            infos = list(self._tenants.get(tenant, {}).values())
-            table = pa.table(
-                {
-                    "stream_id": pa.array([i.stream_id for i in infos], pa.int64()),
-                    "labels": pa.array([list(i.labels) for i in infos], LABEL_MAP),
-                    "first_ts": pa.array([i.first_ts for i in infos], pa.int64()),
-                    "last_ts": pa.array([i.last_ts for i in infos], pa.int64()),
-                }
-            )
+            table = streams_table(self._tenants.get(tenant, {}).values())
             self._tables[tenant] = table
             return table

@@ -1,4 +1,4 @@
-"""Fixtures of the deployment tests: one S3 server for the module's tests."""
+"""Fixtures of the deployment tests: one S3 server and one PostgreSQL for the whole run."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from examples.cluster.services import PostgresServer, S3Server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """An S3 server on a loopback port (each test makes its own bucket)."""
     server = S3Server(tmp_path_factory.mktemp("s3")).start()
@@ -17,7 +17,7 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     server.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """A PostgreSQL server on a loopback port (each test makes its own database)."""
     server = PostgresServer().start()

@@ -1,0 +1,140 @@
+"""A reader over two writers' unflushed heads (real processes on one PostgreSQL catalog
+and one S3 bucket): label and series lookups, index stats, volume and detected labels see
+the streams that exist only in a writer's head, merged with the lake's; a writer that does
+not answer fails the query as the reference's querier does, until it leaves the ring."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from examples.cluster.services import PostgresServer, S3Server
+from tests.e2e.clients import now_ns, push, query_range
+from tests.e2e.server import Server, merge
+
+SECOND = 1_000_000_000
+TENANT = "team-a"
+
+
+@dataclass
+class Deployment:
+    """Two writers and a reader; ``start_ns`` precedes every pushed entry."""
+
+    writers: list[Server]
+    reader: Server
+    start_ns: int
+
+    def get(self, path: str, **params: Any) -> httpx.Response:
+        """A GET at the reader over the whole test window."""
+        window = {"start": str(self.start_ns), "end": str(now_ns() + SECOND)}
+        with self.reader.client(TENANT) as client:
+            return client.get(path, params={**window, **params})
+
+
+@pytest.fixture(scope="module")
+def deployment(
+    s3: S3Server, postgres: PostgresServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Deployment]:
+    root = tmp_path_factory.mktemp("heads")
+    name = f"svc_{uuid.uuid4().hex[:12]}"
+    shared = merge(
+        s3.storage_config(s3.bucket(name.replace("_", "-"))),
+        {
+            "catalog": {"postgres": {"dsn": postgres.database(name)}},
+            # A killed writer leaves the ring within seconds (the test waits for it).
+            "ingester": {
+                "lifecycler": {"heartbeat_period": "200ms", "ring": {"heartbeat_timeout": "2s"}}
+            },
+        },
+    )
+    writers = [
+        Server(
+            root / name,
+            merge(shared, {"target": "write", "ingester": {"lifecycler": {"id": name}}}),
+        ).start()
+        for name in ("writer-a", "writer-b")
+    ]
+    reader = Server(root / "reader", merge(shared, {"target": "read"})).start()
+    start = now_ns() - 600 * SECOND
+    a, b = (w.client(TENANT) for w in writers)
+    # Flushed by writer-a: in the lake and the catalog.
+    flushed = [[str(start + i * SECOND), f"level=info flushed {i}"] for i in range(5)]
+    assert push(a, [({"app": "lake", "env": "prod"}, flushed)]).status_code == 204
+    assert a.post("/flush").status_code == 204
+    # Pushed, never flushed: only in each writer's head. The same stream in both heads.
+    for number, client in enumerate((a, b)):
+        values = [
+            [str(start + (50 + i) * SECOND + number), f"level=warn head {i}"] for i in range(3)
+        ]
+        streams = [
+            ({"app": f"head-{number}", "env": f"dev-{number}"}, values),
+            ({"app": "shared", "env": "prod"}, values),
+        ]
+        assert push(client, streams).status_code == 204
+    yield Deployment(writers, reader, start)
+    for server in (*writers, reader):
+        if server.process is not None:
+            server.stop()
+
+
+EVERY_STREAM = [
+    {"app": "head-0", "env": "dev-0"},
+    {"app": "head-1", "env": "dev-1"},
+    {"app": "lake", "env": "prod"},
+    {"app": "shared", "env": "prod"},
+]
+
+
+def test_label_lookups_see_the_writers_heads(deployment: Deployment) -> None:
+    names = deployment.get("/loki/api/v1/labels")
+    assert names.status_code == 200, names.text
+    assert names.json()["data"] == ["app", "env"]
+    values = deployment.get("/loki/api/v1/label/app/values")
+    assert values.json()["data"] == ["head-0", "head-1", "lake", "shared"]
+    narrowed = deployment.get("/loki/api/v1/label/env/values", query='{app=~"head.*"}')
+    assert narrowed.json()["data"] == ["dev-0", "dev-1"]
+    series = deployment.get("/loki/api/v1/series", **{"match[]": '{app=~".+"}'})
+    assert series.status_code == 200, series.text
+    assert sorted(series.json()["data"], key=lambda s: s["app"]) == EVERY_STREAM
+
+
+def test_index_stats_volume_and_detected_labels_see_the_heads(deployment: Deployment) -> None:
+    stats = deployment.get("/loki/api/v1/index/stats", query='{env=~".+"}')
+    assert stats.status_code == 200, stats.text
+    # Each head's shared stream has its own entries (timestamps differ by writer).
+    assert stats.json() | {"chunks": 0} == {
+        "streams": 4,
+        "chunks": 0,
+        "entries": 5 + 3 + 3 + 6,
+        "bytes": sum(len(f"level=info flushed {i}") for i in range(5))
+        + 4 * sum(len(f"level=warn head {i}") for i in range(3)),
+    }
+    volume = deployment.get("/loki/api/v1/index/volume", query='{app=~"head.*|shared"}')
+    assert volume.status_code == 200, volume.text
+    found = {s["metric"]["app"]: s["value"][1] for s in volume.json()["data"]["result"]}
+    head_bytes = sum(len(f"level=warn head {i}") for i in range(3))
+    assert found == {
+        "head-0": str(head_bytes),
+        "head-1": str(head_bytes),
+        "shared": str(2 * head_bytes),
+    }
+    detected = deployment.get("/loki/api/v1/detected_labels", query='{app=~"head.*"}')
+    assert detected.status_code == 200, detected.text
+    assert {d["label"]: d["cardinality"] for d in detected.json()["detectedLabels"]} == {
+        "app": 2,
+        "env": 2,
+    }
+
+
+def test_log_queries_label_the_streams_of_the_heads(deployment: Deployment) -> None:
+    with deployment.reader.client(TENANT) as client:
+        data = query_range(
+            client, '{app=~"head.*"}', start=str(deployment.start_ns), end=str(now_ns())
+        )
+    got = sorted((s["stream"]["app"], len(s["values"])) for s in data["result"])
+    assert got == [("head-0", 3), ("head-1", 3)]
