@@ -131,8 +131,27 @@ class DistributorConfig:
 
 
 @dataclass
+class LifecyclerRingConfig:
+    """The ring the lifecycler registers in (``ingester.lifecycler.ring:``)."""
+
+    heartbeat_timeout: float = setting(
+        10.0,
+        "A member of a shared catalog whose last heartbeat is older than this has left the "
+        "ring: readers no longer ask it for its unflushed entries.",
+        duration=True,
+    )
+
+
+@dataclass
 class LifecyclerConfig:
     """Ring membership of the ingester (``ingester.lifecycler:``)."""
+
+    ring: LifecyclerRingConfig = field(default_factory=LifecyclerRingConfig)
+    heartbeat_period: float = setting(
+        2.0,
+        "How often an instance of a shared catalog renews its membership heartbeat.",
+        duration=True,
+    )
 
     min_ready_duration: float = setting(
         0.0,
@@ -386,6 +405,12 @@ class QuerierConfig:
     """Query execution (``querier:``)."""
 
     multi_tenant_queries_enabled: bool = setting(False, "Accept `a|b` tenant lists on queries.")
+    query_ingesters_within: float = setting(
+        3 * 3600.0,
+        "Queries whose range ends longer ago than this do not ask the writers of a shared "
+        "catalog for their unflushed entries (0: every query asks).",
+        duration=True,
+    )
     max_concurrent: int = setting(4, "Queries executed at once.")
     log_scan_group_rows: int = setting(
         4_000_000, "Rows a limited log query reads before checking whether it can stop."

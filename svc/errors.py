@@ -24,6 +24,7 @@ PRODUCT = "the service"
 
 __all__ = [
     "PRODUCT",
+    "TIMEOUT_MESSAGE",
     "BadRequestError",
     "ConflictError",
     "ForbiddenError",
@@ -36,6 +37,12 @@ __all__ = [
     "UnauthorizedError",
     "UnprocessableEntityError",
 ]
+
+TIMEOUT_MESSAGE = (
+    "request timed out, decrease the duration of the request or add more label matchers "
+    "(prefer exact match over regex match) to reduce the amount of data processed"
+)
+"""The answer (504) of a query past its deadline."""
 
 
 class ServiceError(Exception):

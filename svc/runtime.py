@@ -171,12 +171,20 @@ class Runtime:
         if host in ("", "0.0.0.0", "::"):
             host = socket.gethostname()
         address = f"http://{host}:{config.server.http_listen_port}"
+        lifecycler = config.ingester.lifecycler
         self.members = Members(
-            self.store.catalog, self.store.settings.writer, config.target, address
+            self.store.catalog,
+            self.store.settings.writer,
+            config.target,
+            address,
+            heartbeat_seconds=lifecycler.heartbeat_period,
+            stale_seconds=lifecycler.ring.heartbeat_timeout,
         )
         if runs(config.target, "querier"):
             writers = frozenset(t for t in TARGETS if runs_any(t, "distributor", "ingester"))
-            self.store.remote = RemoteHeads(self.members, writers)
+            self.store.remote = RemoteHeads(
+                self.members, writers, within_seconds=config.querier.query_ingesters_within
+            )
 
     def limits_for(self, tenant: str) -> LimitsConfig:
         """The tenant's limits: its runtime override, else ``limits_config``."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from gocompat.durations import format_humanize_bytes
 from gocompat.template.limits import OutputTooLarge, RenderAborted, RenderLimits
-from svc.errors import BadRequestError, GatewayTimeoutError, ServiceError
+from svc.errors import TIMEOUT_MESSAGE, BadRequestError, GatewayTimeoutError, ServiceError
 
 __all__ = [
     "TIMEOUT_MESSAGE",
@@ -31,11 +31,6 @@ __all__ = [
     "query_too_large",
     "registered",
 ]
-
-TIMEOUT_MESSAGE = (
-    "request timed out, decrease the duration of the request or add more label matchers "
-    "(prefer exact match over regex match) to reduce the amount of data processed"
-)
 
 
 class QueryAborted(RenderAborted):

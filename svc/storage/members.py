@@ -2,9 +2,10 @@
 
 Every instance on a shared catalog (``catalog.postgres.dsn``) keeps a row of the
 ``members`` table up to date: its name, target, HTTP address and a heartbeat every few
-seconds. Readers ask the live writers among them for their unflushed heads; ``/services``
-and the ring pages show them. A member whose heartbeat is older than ``STALE_SECONDS`` is
-taken for gone (a clean shutdown removes its row at once).
+seconds (``ingester.lifecycler.heartbeat_period``). Readers ask the live writers among them
+for their unflushed heads; ``/services`` and the ring pages show them. A member whose
+heartbeat is older than ``ingester.lifecycler.ring.heartbeat_timeout`` has left the ring (a
+clean shutdown removes its row at once).
 """
 
 from __future__ import annotations
@@ -46,8 +47,19 @@ class Member:
 class Members:
     """This process's registration in the shared catalog, and the others'."""
 
-    def __init__(self, catalog: Catalog, name: str, target: str, address: str) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        name: str,
+        target: str,
+        address: str,
+        *,
+        heartbeat_seconds: float = HEARTBEAT_SECONDS,
+        stale_seconds: float = STALE_SECONDS,
+    ) -> None:
         self.catalog = catalog
+        self.heartbeat_seconds = heartbeat_seconds
+        self.stale_seconds = stale_seconds
         self.name = name
         self.target = target
         self.address = address
@@ -59,6 +71,8 @@ class Members:
         """Register now, then keep the heartbeat going on a thread."""
         self._stop.clear()
         self._beat(first=True)
+        if self.heartbeat_seconds <= 0:  # heartbeats disabled, as the reference reads 0
+            return
         self._thread = threading.Thread(target=self._loop, name="members", daemon=True)
         self._thread.start()
 
@@ -73,7 +87,8 @@ class Members:
 
     def live(self) -> list[Member]:
         """Members whose heartbeat is recent, by name."""
-        since = time.time_ns() - int(STALE_SECONDS * 1e9)
+        # A timeout of 0 keeps every member (the reference's "never unhealthy").
+        since = time.time_ns() - int(self.stale_seconds * 1e9) if self.stale_seconds > 0 else 0
         rows = self.catalog.read(
             "SELECT name, target, address, registered_ns, heartbeat_ns FROM members "
             "WHERE heartbeat_ns >= ? ORDER BY name",
@@ -95,7 +110,7 @@ class Members:
                 db.execute("UPDATE members SET heartbeat_ns=? WHERE name=?", (now, self.name))
 
     def _loop(self) -> None:
-        while not self._stop.wait(HEARTBEAT_SECONDS):
+        while not self._stop.wait(self.heartbeat_seconds):
             try:
                 self._beat()
             except Exception as exc:  # the catalog is away: readers see this member go stale

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import struct
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -24,10 +25,22 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from schemas.log_rows import HEAD_SCHEMA
-from svc.errors import ServiceUnavailableError
+from svc.errors import (
+    TIMEOUT_MESSAGE,
+    GatewayTimeoutError,
+    ServiceError,
+    ServiceUnavailableError,
+)
 from svc.storage.members import Members
 
-__all__ = ["HEAD_PATH", "RemoteHead", "RemoteHeads", "decode_head", "encode_head"]
+__all__ = [
+    "HEAD_PATH",
+    "RemoteHead",
+    "RemoteHeads",
+    "decode_head",
+    "encode_head",
+    "unanswered",
+]
 
 log = logging.getLogger(__name__)
 
@@ -73,18 +86,29 @@ def decode_head(writer: str, body: bytes) -> RemoteHead:
 
 
 class RemoteHeads:
-    """Fetches the unflushed heads of the live writers other than this process."""
+    """Fetches the unflushed heads of the live writers other than this process.
 
-    def __init__(self, members: Members, writers: frozenset[str]) -> None:
+    As the reference's querier asks its ingesters (replication factor 1): a query whose
+    range ends more than ``within_seconds`` ago asks none; otherwise every writer in the
+    ring must answer, and one that does not fails the query with the reference's status
+    and message. A writer that left the ring (its heartbeat expired) is not asked.
+    """
+
+    def __init__(
+        self, members: Members, writers: frozenset[str], *, within_seconds: float = 0.0
+    ) -> None:
         self.members = members
         self.writer_targets = writers
         """Targets whose instances take writes (they have heads)."""
+        self.within_ns = round(within_seconds * 1e9)
 
     def fetch(
         self, tenant: str, start_ns: int, end_ns: int, *, rows: bool = True
     ) -> list[RemoteHead]:
         """Every other live writer's head rows of ``tenant`` in ``[start_ns, end_ns)``
         (with ``rows`` false, only the streams those rows belong to: label lookups)."""
+        if self.within_ns > 0 and end_ns <= time.time_ns() - self.within_ns:
+            return []
         writers = [
             m
             for m in self.members.live()
@@ -97,29 +121,41 @@ class RemoteHeads:
             params["rows"] = 0
         query = urllib.parse.urlencode(params)
 
-        def one(name: str, address: str) -> RemoteHead | None:
+        def one(name: str, address: str) -> RemoteHead:
             request = urllib.request.Request(
                 f"{address}{HEAD_PATH}?{query}", headers={"X-Scope-OrgID": tenant}
             )
             try:
                 with urllib.request.urlopen(request, timeout=_TIMEOUT_SECONDS) as response:
                     return decode_head(name, response.read())
-            except urllib.error.URLError as exc:
-                if isinstance(exc.reason, ConnectionRefusedError):
-                    # Gone before its heartbeat went stale (killed): its entries are in
-                    # its WAL until it is back; the query answers without them.
-                    log.warning("writer %s at %s is gone: left out of the query", name, address)
-                    return None
-                raise _unavailable(name, address, exc) from exc
-            except (OSError, ValueError, pa.ArrowException) as exc:
-                raise _unavailable(name, address, exc) from exc
+            except Exception as exc:
+                raise unanswered(name, address, exc) from exc
 
         with ThreadPoolExecutor(max_workers=min(len(writers), 8)) as pool:
-            found = list(pool.map(lambda m: one(m.name, m.address), writers))
-        return [head for head in found if head is not None]
+            return list(pool.map(lambda m: one(m.name, m.address), writers))
 
 
-def _unavailable(name: str, address: str, exc: Exception) -> ServiceUnavailableError:
-    return ServiceUnavailableError(
-        f"writer {name} at {address} did not send its unflushed entries: {exc}"
-    )
+def unanswered(name: str, address: str, exc: Exception) -> ServiceError:
+    """The query's error when a writer did not send its head: what the reference's querier
+    answers when an ingester's gRPC call fails (its status: 500 for an unavailable
+    ingester, 504 past the deadline, the ingester's own 503)."""
+    host = urllib.parse.urlsplit(address).netloc
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    log.warning("writer %s at %s did not send its unflushed entries: %s", name, address, exc)
+    if isinstance(exc, urllib.error.HTTPError):
+        body = exc.read().decode(errors="replace").strip()
+        message = body or f"rpc error: code = Unknown desc = {exc.reason}"
+        return ServiceUnavailableError(message) if exc.code == 503 else ServiceError(message)
+    if isinstance(reason, TimeoutError):
+        return GatewayTimeoutError(TIMEOUT_MESSAGE)
+    if isinstance(reason, ConnectionRefusedError):
+        return ServiceError(
+            "rpc error: code = Unavailable desc = connection error: desc = "
+            f'"transport: Error while dialing: dial tcp {host}: connect: connection refused"'
+        )
+    if isinstance(reason, OSError):
+        detail = reason.strerror or str(reason) or type(reason).__name__
+        return ServiceError(
+            f"rpc error: code = Unavailable desc = error reading from server: {detail.lower()}"
+        )
+    return ServiceError(f"rpc error: code = Internal desc = {reason}")

@@ -5,6 +5,7 @@ not answer fails the query as the reference's querier does, until it leaves the 
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -138,3 +139,35 @@ def test_log_queries_label_the_streams_of_the_heads(deployment: Deployment) -> N
         )
     got = sorted((s["stream"]["app"], len(s["values"])) for s in data["result"])
     assert got == [("head-0", 3), ("head-1", 3)]
+
+
+def test_a_writer_that_does_not_answer_fails_queries_until_it_leaves_the_ring(
+    deployment: Deployment,
+) -> None:
+    """Runs last: it kills writer-b."""
+    gone = deployment.writers[1]
+    gone.kill()
+    refused = (
+        "rpc error: code = Unavailable desc = connection error: desc = "
+        f'"transport: Error while dialing: dial tcp 127.0.0.1:{gone.port}: connect: '
+        'connection refused"'
+    )
+    # In the ring and not answering: the query fails, as the reference's querier does
+    # when an ingester's call fails (replication factor 1).
+    query = {"query": '{app=~".+"}', "limit": "100"}
+    failed = deployment.get("/loki/api/v1/query_range", **query)
+    assert (failed.status_code, failed.text.strip()) == (500, refused)
+    labels = deployment.get("/loki/api/v1/labels")
+    assert (labels.status_code, labels.text.strip()) == (500, refused)
+    # A range that ended before querier.query_ingesters_within (3h) asks no writer.
+    old = {"start": str(now_ns() - 10 * 3600 * SECOND), "end": str(now_ns() - 4 * 3600 * SECOND)}
+    with deployment.reader.client(TENANT) as client:
+        assert client.get("/loki/api/v1/query_range", params={**query, **old}).status_code == 200
+    # Once its heartbeat expired it has left the ring: queries answer without its head.
+    deadline = time.monotonic() + 15
+    while (answer := deployment.get("/loki/api/v1/query_range", **query)).status_code != 200:
+        assert answer.status_code == 500, answer.text
+        assert time.monotonic() < deadline, "the killed writer never left the ring"
+        time.sleep(0.2)
+    got = sorted((s["stream"]["app"], len(s["values"])) for s in answer.json()["data"]["result"])
+    assert got == [("head-0", 3), ("lake", 5), ("shared", 3)]
