@@ -219,11 +219,18 @@ def catalog_command(args: Sequence[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     configure_logging(config.server.log_level)
+    from svc.config import lake_object_store
     from svc.errors import ServiceError
     from svc.storage.rebuild_command import rebuild_data_directory
 
     try:
-        print(rebuild_data_directory(Path(config.common.path_prefix)))
+        print(
+            rebuild_data_directory(
+                Path(config.common.path_prefix),
+                lake_object_store(config),
+                config.catalog.postgres.dsn,
+            )
+        )
     except ServiceError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1

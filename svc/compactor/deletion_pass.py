@@ -151,6 +151,7 @@ def _mark(ctx: CompactorContext, shards: list[PendingShard]) -> None:
         ctx.deletions.requests.mark_processed(db, shards)
         for tenant in tenants:
             raise_generation(db, tenant)
+    ctx.deletions.requests.backed_up()
     ctx.deletions.filters.reload()
     for identifier, tenant in {(s.request_id, s.tenant) for s in shards}:
         found = ctx.deletions.requests.get(tenant, identifier)

@@ -14,6 +14,7 @@ from gocompat.durations import format_go_duration, format_prom_duration
 from svc.compactor.filters import DeleteFilters
 from svc.compactor.limits import LimitsLookup, deletion_enabled
 from svc.compactor.metrics import CompactorMetrics
+from svc.compactor.request_backup import request_backup
 from svc.compactor.request_store import DeleteRequest, DeleteRequestStore
 from svc.compactor.requests import DeleteRequestError, new_request, now_ms, parse_time_ms
 from svc.config import Config
@@ -49,13 +50,21 @@ class Deletions:
         self.metrics = metrics
         self.limits_for = limits_for
         """The tenants' limits in force (deletion mode, retention)."""
-        self.requests = DeleteRequestStore(catalog)
+        self.requests = DeleteRequestStore(catalog, request_backup(config))
         self.filters = DeleteFilters(
             self.requests, lambda tenant: deletion_enabled(config, limits_for(tenant))
         )
 
     def load(self) -> None:
-        """Read the stored requests (at startup)."""
+        """Read the stored requests (at startup; from the object store's copy when the
+        catalog was rebuilt without them)."""
+        restored = self.requests.restore()
+        if restored:
+            log.warning(
+                "the catalog had no delete requests: read %d back from the delete request "
+                "store's copy in object storage",
+                restored,
+            )
         self.filters.reload()
 
     def create(

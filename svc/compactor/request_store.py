@@ -14,6 +14,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
+from svc.compactor.request_backup import RequestBackup
 from svc.compactor.requests import NewDeleteRequest, Shard, request_id, request_status
 from svc.ops.cache_gen import CacheGenerations, raise_generation
 from svc.storage.catalog import Catalog, CatalogDb
@@ -73,10 +74,39 @@ class PendingShard:
 class DeleteRequestStore:
     """Delete requests of every tenant (tenant-scoped lookups only)."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, backup: RequestBackup | None = None) -> None:
         self.catalog = catalog
+        self.backup = backup
+        """The copy in the object store, written after every change (None: none)."""
         CacheGenerations(catalog)  # its table, raised in the same transactions
         catalog.ensure_schema(_SCHEMA)
+
+    def restore(self) -> int:
+        """Read the requests back from the copy when the catalog has none (it was rebuilt
+        from the lake); returns how many were read."""
+        if self.backup is None or self.catalog.read("SELECT 1 FROM delete_requests LIMIT 1"):
+            return 0
+        snapshot = self.backup.load()
+        if not snapshot or not snapshot.get("delete_requests"):
+            return 0
+        requests, shards = snapshot["delete_requests"], snapshot.get("delete_shards", [])
+        with self.catalog.transaction() as db:
+            db.executemany("INSERT INTO delete_requests VALUES (?,?,?,?,?,?)", requests)
+            db.executemany("INSERT INTO delete_shards VALUES (?,?,?,?)", shards)
+            for tenant in {str(row[1]) for row in requests}:
+                raise_generation(db, tenant)
+        return len(requests)
+
+    def backed_up(self) -> None:
+        """Write the copy (after a change)."""
+        if self.backup is None:
+            return
+        self.backup.save(
+            {
+                table: [list(row) for row in self.catalog.read(f"SELECT * FROM {table}")]
+                for table in ("delete_requests", "delete_shards")
+            }
+        )
 
     def add(self, tenant: str, request: NewDeleteRequest) -> str:
         """Store a new request and its shards, raise the cache generation; returns its ID."""
@@ -94,6 +124,7 @@ class DeleteRequestStore:
                 [(identifier, s.start_ms, s.end_ms) for s in request.shards],
             )
             raise_generation(db, tenant)
+        self.backed_up()
         return identifier
 
     def get(self, tenant: str, identifier: str) -> DeleteRequest | None:
@@ -123,6 +154,7 @@ class DeleteRequestStore:
             db.execute("DELETE FROM delete_shards WHERE id=?", (identifier,))
             db.execute("DELETE FROM delete_requests WHERE id=? AND tenant=?", (identifier, tenant))
             raise_generation(db, tenant)
+        self.backed_up()
 
     def pending(self) -> list[PendingShard]:
         """Every unprocessed shard of every tenant, by start time."""
@@ -156,6 +188,7 @@ class DeleteRequestStore:
         """Set shards processed that need no file rewritten."""
         with self.catalog.transaction() as db:
             self.mark_processed(db, shards)
+        self.backed_up()
 
 
 def _record(row: tuple[object, ...]) -> DeleteRequest:

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from gocompat.regex_syntax import RegexSyntaxError, capture_names
 from svc.config_fields import setting
+from svc.storage.backend_config import S3Config
 
 __all__ = [
     "AlertmanagerClientConfig",
@@ -77,9 +78,12 @@ class RulerStorageConfig:
     """Where rule groups are stored (``ruler.storage:``)."""
 
     type: str = setting(
-        "", "Rule store: local (a writable directory); empty means local under path_prefix."
+        "",
+        "Rule store: local (a writable directory) or s3 (one object per group under rules/); "
+        "empty: the lake's bucket when the lake is in S3, else local under path_prefix.",
     )
     local: RulerStorageLocalConfig = field(default_factory=RulerStorageLocalConfig)
+    s3: S3Config = field(default_factory=S3Config)
 
 
 @dataclass
@@ -318,8 +322,10 @@ def _store_error(storage: RulerStorageConfig) -> str | None:
         if storage.type == "local" and not storage.local.directory:
             return "directory required for local rules config"
         return None
+    if storage.type == "s3":
+        return None
     if storage.type in STORAGE_TYPES:
-        return f"rule storage type {storage.type} is not supported yet: use local"
+        return f"rule storage type {storage.type} is not supported yet: use local or s3"
     return (
         f"unrecognized rule storage mode {storage.type}, choose one of: "
         "configdb, gcs, s3, swift, azure, local"

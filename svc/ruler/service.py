@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from svc.config import lake_object_store
 from svc.ruler.alerting import AlertingRule, OutputSample
 from svc.ruler.config import RulerConfig, tenant_list
 from svc.ruler.evaluation import (
@@ -26,10 +27,13 @@ from svc.ruler.group import GroupContext, GroupRuntime
 from svc.ruler.manager import Manager
 from svc.ruler.metrics import RulerMetrics
 from svc.ruler.notifier import Notifier
+from svc.ruler.object_store import ObjectRuleStore
 from svc.ruler.recording import RecordingRule
 from svc.ruler.remote_write import RemoteWriter
 from svc.ruler.rulefmt import RuleGroup
 from svc.ruler.store import LocalRuleStore, RuleStore
+from svc.storage.backend_config import object_store_settings
+from svc.storage.objects import one_bucket, s3_filesystem
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -230,4 +234,22 @@ def build_ruler(
         evaluator = LocalEvaluator(engine, limits_for)
     if evaluation.max_jitter > 0:
         evaluator = JitterEvaluator(evaluator, evaluation.max_jitter)
-    return Ruler(config, LocalRuleStore(rules_directory(config)), evaluator, registry, limits_for)
+    return Ruler(config, rule_store(config), evaluator, registry, limits_for)
+
+
+def rule_store(config: Config) -> RuleStore:
+    """Where rule groups are kept: ``ruler.storage.type: s3`` (``ruler.storage.s3``, else the
+    common S3 settings), or by default the lake's bucket when the lake is in S3, as the
+    reference's common storage puts rules in its object store; else the local directory."""
+    storage = config.ruler.storage
+    if storage.type == "s3":
+        own = storage.s3 if storage.s3.bucketnames else config.storage_config.aws
+        settings = object_store_settings("s3", own, config.common.storage.s3)
+    elif storage.type == "":
+        settings = lake_object_store(config)
+    else:
+        settings = None
+    if settings is None:
+        return LocalRuleStore(rules_directory(config))
+    settings = one_bucket(settings)
+    return ObjectRuleStore(s3_filesystem(settings), settings.bucket)

@@ -38,6 +38,7 @@ __all__ = [
     "ObjectStoreError",
     "S3Lake",
     "S3Settings",
+    "one_bucket",
     "s3_filesystem",
 ]
 
@@ -142,14 +143,7 @@ class S3Lake(LakeStorage):
     local = False
 
     def __init__(self, settings: S3Settings, staging: Path) -> None:
-        buckets = [name.strip() for name in settings.bucket.split(",") if name.strip()]
-        if not buckets:
-            raise ObjectStoreError("at least one bucket name must be specified")
-        if len(buckets) > 1:
-            raise ObjectStoreError(
-                f"svc keeps the lake in one bucket, {len(buckets)} are named: {settings.bucket}"
-            )
-        settings = dataclasses.replace(settings, bucket=buckets[0])
+        settings = one_bucket(settings)
         self.settings = settings
         self.staging = staging
         self.filesystem = s3_filesystem(settings)
@@ -227,6 +221,18 @@ class S3Lake(LakeStorage):
 
             self._fsspec = _S3Files(self.filesystem)
         return self._fsspec
+
+
+def one_bucket(settings: S3Settings) -> S3Settings:
+    """The settings with their one bucket name (``bucketnames`` may list several)."""
+    buckets = [name.strip() for name in settings.bucket.split(",") if name.strip()]
+    if not buckets:
+        raise ObjectStoreError("at least one bucket name must be specified")
+    if len(buckets) > 1:
+        raise ObjectStoreError(
+            f"svc keeps the lake in one bucket, {len(buckets)} are named: {settings.bucket}"
+        )
+    return dataclasses.replace(settings, bucket=buckets[0])
 
 
 def s3_filesystem(settings: S3Settings) -> pafs.S3FileSystem:

@@ -43,7 +43,6 @@ from urllib.parse import unquote
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from svc.model import label_key
 from svc.storage.catalog import BackfillInput, Catalog, FileEntry, FileStreamRow, StreamRow
@@ -53,7 +52,9 @@ from svc.storage.lake import (
     decode_file_metadata,
     stream_summaries,
 )
-from svc.storage.lake_check import check_file, lake_files, quarantine
+from svc.storage.lake_check import check_file
+from svc.storage.lake_urls import parquet_file
+from svc.storage.objects import LakeStorage, LocalLake
 from svc.storage.streams import stream_id_of
 
 __all__ = ["RebuildReport", "rebuild_catalog"]
@@ -85,16 +86,19 @@ class _File:
 
 
 def rebuild_catalog(
-    catalog: Catalog, lake_root: Path, quarantine_root: Path, wal_segments: set[int]
+    catalog: Catalog, lake: LakeStorage | Path, quarantine_root: Path, wal_segments: set[int]
 ) -> RebuildReport:
-    """List the lake's files in ``catalog`` (which must be empty), in one transaction."""
+    """List the lake's files (a local directory or a bucket) in ``catalog`` (which must be
+    empty), in one transaction."""
+    if isinstance(lake, Path):
+        lake = LocalLake(lake)
     report = RebuildReport()
     files: list[_File] = []
-    for relative in lake_files(lake_root):
-        found = _read(lake_root, relative)
+    for relative in lake.files():
+        found = _read(lake, relative)
         if isinstance(found, str):
             log.error("catalog rebuild: quarantining unreadable file %s: %s", relative, found)
-            quarantine(lake_root, quarantine_root, relative)
+            lake.set_aside(relative, quarantine_root)
             report.quarantined.append(relative)
         else:
             files.append(found)
@@ -118,14 +122,14 @@ def rebuild_catalog(
     return report
 
 
-def _read(lake_root: Path, relative: str) -> _File | str:
+def _read(lake: LakeStorage, relative: str) -> _File | str:
     """A file's metadata, stream labels and summaries; or why it cannot be read."""
-    path = lake_root / relative
-    reason = check_file(path, None)
+    url = lake.url(relative)
+    reason = check_file(url, None)
     if reason is not None:
         return reason
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = parquet_file(url)
         raw = (parquet.metadata.metadata or {}).get(FILE_METADATA_KEY)
         metadata = decode_file_metadata(raw) if raw is not None else None
         labels: dict[int, tuple[tuple[str, str], ...]] = {}
@@ -145,7 +149,10 @@ def _read(lake_root: Path, relative: str) -> _File | str:
         ]
     else:
         summaries = stream_summaries(relative, pa.concat_tables(old_parts)) if old_parts else []
-    return _File(relative, path.stat().st_size, metadata, labels, summaries)
+    size = lake.size(relative)
+    if size is None:
+        return "missing: removed while the catalog was rebuilt"
+    return _File(relative, size, metadata, labels, summaries)
 
 
 def _first_labels(table: pa.Table, labels: dict[int, tuple[tuple[str, str], ...]]) -> None:

@@ -1,4 +1,5 @@
-"""``svc catalog rebuild``: replace a data directory's catalog by one rebuilt from the lake.
+"""``svc catalog rebuild``: replace a data directory's catalog by one rebuilt from the lake
+(its directory, or the S3 bucket the active schema period keeps it in).
 
 The service must be stopped (the command takes the data directory's lock). The old
 catalog, if any, is kept next to the new one as ``catalog.sqlite.replaced-<time>``. The
@@ -13,8 +14,10 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+from svc.errors import ServiceError
 from svc.storage.catalog import CATALOG_FILENAME, Catalog
 from svc.storage.files import DataDirectoryLock, fsync_directory
+from svc.storage.objects import LakeStorage, LocalLake, S3Lake, S3Settings
 from svc.storage.rebuild import rebuild_catalog
 from svc.storage.skip_index import sweep_sidecars
 from svc.storage.skip_indexer import build_missing
@@ -23,8 +26,22 @@ from svc.storage.wal import WriteAheadLog
 __all__ = ["rebuild_data_directory"]
 
 
-def rebuild_data_directory(root: Path) -> str:
-    """Rebuild ``root``'s catalog from its lake; returns a summary for the operator."""
+def rebuild_data_directory(
+    root: Path, object_store: S3Settings | None = None, catalog_dsn: str = ""
+) -> str:
+    """Rebuild ``root``'s catalog from its lake (under ``root``, or in the bucket of
+    ``object_store``); returns a summary for the operator."""
+    if catalog_dsn:
+        raise ServiceError(
+            "svc catalog rebuild writes the SQLite catalog of one data directory; a shared "
+            "catalog (catalog.postgres.dsn) lists several writers' files under their own WAL "
+            "watermarks and cannot be rebuilt from the lake"
+        )
+    lake: LakeStorage = (
+        LocalLake(root / "lake")
+        if object_store is None
+        else S3Lake(object_store, root / "lake-staging")
+    )
     lock = DataDirectoryLock(root)
     lock.acquire()
     try:
@@ -34,23 +51,29 @@ def rebuild_data_directory(root: Path) -> str:
         catalog = Catalog(catalog_path)
         try:
             report = rebuild_catalog(
-                catalog, root / "lake", root / "quarantine", {seq for seq, _ in wal.segments()}
+                catalog, lake, root / "quarantine", {seq for seq, _ in wal.segments()}
             )
             carried = _carry_over(kept, catalog) if kept is not None else []
             listed = catalog.all_files()
-            sweep_sidecars(root / "lake", [f.path for f in listed])
-            built, kept_indexes = build_missing(root / "lake", [(f.path, f.rows) for f in listed])
+            built = kept_indexes = 0
+            if lake.local:
+                sweep_sidecars(root / "lake", [f.path for f in listed])
+                built, kept_indexes = build_missing(
+                    root / "lake", [(f.path, f.rows) for f in listed]
+                )
         finally:
             catalog.close()
     finally:
         lock.release()
     lines = [
         f"catalog rebuilt: {catalog_path}",
+        f"lake: {lake.url('')}",
         f"files listed: {len(report.listed)}",
         f"streams: {report.streams}",
         f"flushed WAL segment (watermark): {report.watermark}",
-        f"skipping indexes built: {built} (kept: {kept_indexes})",
     ]
+    if lake.local:  # (a lake in object storage has no skipping indexes)
+        lines.append(f"skipping indexes built: {built} (kept: {kept_indexes})")
     if report.unlisted:
         lines.append(
             f"files left unlisted (their entries replay from the WAL; the next start "

@@ -279,6 +279,10 @@ class Store:
             self._check_lake()
 
     def _check_lake(self) -> None:
+        # A lost local catalog over a bucket: one listing tells whether to rebuild it.
+        single = not self.lake.local and not self.catalog.shared
+        if single and self.catalog.is_empty() and self.lake.files():
+            self.rebuild_catalog()
         if not self.lake.local or self.catalog.shared:
             # Files are checked when a query fails on them: a start does not read a whole
             # bucket. Unlisted files may be another writer's, about to be listed, so none
@@ -306,7 +310,7 @@ class Store:
     def rebuild_catalog(self) -> None:
         """List the lake's files in the (empty) catalog again, from their own metadata."""
         segments = {seq for seq, _ in self.wal.segments()}
-        report = rebuild_catalog(self.catalog, self.lake_root, self.quarantine_root, segments)
+        report = rebuild_catalog(self.catalog, self.lake, self.quarantine_root, segments)
         self.quarantined_files_total += len(report.quarantined)
         log.warning(
             "catalog was missing or empty while the lake holds files: rebuilt it from the lake: "
