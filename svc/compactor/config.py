@@ -95,6 +95,13 @@ class CompactorConfig:
         "Largest span of one shard of a delete request with line filters (0: no sharding).",
         duration=True,
     )
+    orphan_grace_period: float = setting(
+        3600.0,
+        "svc: a lake file no catalog commit listed (a writer killed between its upload and "
+        "its commit, a compaction that failed after writing) is removed by the compactor "
+        "once it is this old; keep it above the longest flush (0: never removed).",
+        duration=True,
+    )
     max_compaction_parallelism: int = setting(1, "Tables compacted at once; must be >= 1.")
     upload_parallelism: int = setting(10, "Uploads per compaction (reference key).")
     horizontal_scaling_mode: str = setting(

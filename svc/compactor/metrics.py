@@ -73,6 +73,11 @@ class CompactorMetrics:
             ["cause"],
             registry=reg,
         )
+        self.orphans_removed = Counter(
+            "svc_compactor_orphaned_files_removed_total",
+            "Lake files no catalog commit listed, removed after compactor.orphan_grace_period.",
+            registry=reg,
+        )
         self.load_attempts = Counter(
             "svc_compactor_load_pending_requests_attempts_total",
             "Loads of the pending delete requests, by status.",

@@ -152,9 +152,9 @@ class Rewriter:
             )
         finally:
             cursor.close()
-        faults.crash_point("compactor.written")
         outputs = [entry for entry, _ in written]
         try:
+            faults.crash_point("compactor.written")
             if cancelled():
                 raise InterruptedError("compaction cancelled")
             self.store.swap_files(

@@ -24,6 +24,7 @@ from svc.compactor.context import CompactorContext
 from svc.compactor.deletion_pass import process_deletes
 from svc.compactor.deletions import Deletions
 from svc.compactor.metrics import CompactorMetrics
+from svc.compactor.orphans import sweep_orphans
 from svc.compactor.retention_pass import apply_retention
 from svc.compactor.rewrite import Rewriter
 from svc.compactor.writer import WriterSettings
@@ -83,6 +84,7 @@ class Compactor:
                 self._guarded("deletion", process_deletes)
                 self._guarded("retention", apply_retention)
             self._guarded("compaction", compact)
+            self._guarded("orphans", sweep_orphans)
             ctx.store.remove_retired()
             self.passes_total += 1
             ctx.metrics.last_run.set(time.time())

@@ -79,6 +79,11 @@ class FileLeases:
                 del self._retired[path]
         return ready
 
+    def retired(self) -> set[str]:
+        """Retired files not removed yet (unlisted, still kept for their readers)."""
+        with self._lock:
+            return set(self._retired)
+
     def waiting(self) -> int:
         """Retired files not removed yet."""
         with self._lock:

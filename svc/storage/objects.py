@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import threading
+import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,29 +49,64 @@ _UPLOAD_CHUNK = 8 << 20
 
 
 class LakeStorage(ABC):
-    """The lake's files: publish, list, remove, and the URL readers open."""
+    """The lake's files: publish, list, remove, and the URL readers open.
+
+    Files this process published and has not yet listed in the catalog (nor removed) are
+    *unsettled*: the orphan sweep never takes them, however long their commit takes.
+    """
 
     staging: Path
     """The local directory files are written under before they are published."""
     local: bool
     """Whether the lake is a directory on this machine (it then holds every file)."""
 
+    def __init__(self) -> None:
+        self._unsettled: set[str] = set()
+        self._unsettled_lock = threading.Lock()
+
     @abstractmethod
     def url(self, relative: str) -> str:
         """What DuckDB and pyarrow open to read the file at a lake path."""
 
-    @abstractmethod
     def publish(self, temporary: Path, relative: str) -> int:
         """Make a completely written local file readable under its lake path, whole and
-        durable; returns its size. ``temporary`` is gone afterwards, also on failure."""
+        durable; returns its size. ``temporary`` is gone afterwards, also on failure. The
+        file is unsettled until :meth:`settle` (its catalog commit) or :meth:`remove`."""
+        with self._unsettled_lock:
+            self._unsettled.add(relative)
+        return self._put(temporary, relative)
 
-    @abstractmethod
+    def settle(self, relatives: Iterable[str]) -> None:
+        """The files are listed in the catalog now (or were given up)."""
+        with self._unsettled_lock:
+            self._unsettled.difference_update(relatives)
+
+    def unsettled(self) -> set[str]:
+        """Files published here whose catalog commit has not happened yet."""
+        with self._unsettled_lock:
+            return set(self._unsettled)
+
     def remove(self, relative: str) -> None:
         """Delete a file (a missing one is no error)."""
+        self.settle([relative])
+        self._delete(relative)
+
+    @abstractmethod
+    def _put(self, temporary: Path, relative: str) -> int:
+        """Publish the file (see :meth:`publish`)."""
+
+    @abstractmethod
+    def _delete(self, relative: str) -> None:
+        """Delete the file (see :meth:`remove`)."""
 
     @abstractmethod
     def files(self) -> list[str]:
         """Lake paths of every ``.parquet`` file in the tenant-day partitions."""
+
+    @abstractmethod
+    def listing(self) -> list[tuple[str, float]]:
+        """Every ``.parquet`` file of the tenant-day partitions with the time it was last
+        written (Unix seconds)."""
 
     @abstractmethod
     def size(self, relative: str) -> int | None:
@@ -89,22 +127,30 @@ class LocalLake(LakeStorage):
     local = True
 
     def __init__(self, root: Path) -> None:
+        super().__init__()
         self.root = root
         self.staging = root
 
     def url(self, relative: str) -> str:
         return str(self.root / relative)
 
-    def publish(self, temporary: Path, relative: str) -> int:
+    def _put(self, temporary: Path, relative: str) -> int:
         final = self.root / relative
         publish_file(temporary, final)
         return final.stat().st_size
 
-    def remove(self, relative: str) -> None:
+    def _delete(self, relative: str) -> None:
         (self.root / relative).unlink(missing_ok=True)
 
     def files(self) -> list[str]:
         return lake_files(self.root)
+
+    def listing(self) -> list[tuple[str, float]]:
+        found = []
+        for relative in lake_files(self.root):
+            with contextlib.suppress(FileNotFoundError):
+                found.append((relative, (self.root / relative).stat().st_mtime))
+        return found
 
     def size(self, relative: str) -> int | None:
         try:
@@ -143,6 +189,7 @@ class S3Lake(LakeStorage):
     local = False
 
     def __init__(self, settings: S3Settings, staging: Path) -> None:
+        super().__init__()
         settings = one_bucket(settings)
         self.settings = settings
         self.staging = staging
@@ -157,7 +204,7 @@ class S3Lake(LakeStorage):
     def _key(self, relative: str) -> str:
         return f"{self._base}{relative}"
 
-    def publish(self, temporary: Path, relative: str) -> int:
+    def _put(self, temporary: Path, relative: str) -> int:
         try:
             faults.check_file("lake.write", temporary)
             size = temporary.stat().st_size
@@ -174,11 +221,14 @@ class S3Lake(LakeStorage):
                 temporary.unlink(missing_ok=True)
         return size
 
-    def remove(self, relative: str) -> None:
+    def _delete(self, relative: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.filesystem.delete_file(self._key(relative))
 
     def files(self) -> list[str]:
+        return [relative for relative, _ in self.listing()]
+
+    def listing(self) -> list[tuple[str, float]]:
         selector = pafs.FileSelector(self._base.rstrip("/"), recursive=True, allow_not_found=True)
         found = []
         for info in self.filesystem.get_file_info(selector):
@@ -191,7 +241,8 @@ class S3Lake(LakeStorage):
                 and parts[1].startswith("day=")
                 and parts[2].endswith(".parquet")
             ):
-                found.append(relative)
+                # (no time given: taken for new, so never for an orphan)
+                found.append((relative, info.mtime.timestamp() if info.mtime else time.time()))
         return sorted(found)
 
     def size(self, relative: str) -> int | None:

@@ -498,6 +498,7 @@ class Store:
                 raise self._flush_failed(exc) from exc
             with self._view_lock:  # the commit went through although it reported an error
                 self._flushing.remove(pending)
+        self.lake.settle(entry.path for entry in entries)
         self.wal.retire(pending.wal_seq)
         self.flushes_total += 1
         self.skip_indexer.request(entry.path for entry in entries)
@@ -714,6 +715,7 @@ class Store:
             delay_seconds = max(delay_seconds, SHARED_REMOVE_DELAY_SECONDS)
         with self._view_lock:
             self.catalog.replace_files([f.path for f in removed], added, summaries, also=also)
+            self.lake.settle(f.path for f in added)
             self.leases.retire([f.path for f in removed], delay_seconds)
             if after is not None:
                 after()
