@@ -8,10 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from svc.model import PushStream, label_key
+from svc.storage.catalog import FileEntry
+from svc.storage.skip_index import SkipIndex
+from svc.storage.skip_indexer import listed_indexes
 from svc.storage.store import Store, StoreSettings
 from tests.timeline import BASE, SECOND
 
-__all__ = ["open_store", "push_lines"]
+__all__ = ["listed_index", "open_store", "push_lines"]
 
 
 @contextlib.contextmanager
@@ -45,3 +48,8 @@ def push_lines(store: Store, lines: list[str], offset: int, tenant: str = "t") -
         None,
     )
     asyncio.run(store.push(tenant, [stream]))
+
+
+def listed_index(store: Store, entry: FileEntry) -> SkipIndex | None:
+    """The skipping index the catalog lists for a file, when its sidecar is the listed one."""
+    return listed_indexes(store.lake, store.catalog, [entry])[0].get(entry.path)

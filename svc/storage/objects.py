@@ -66,6 +66,10 @@ class LakeStorage(ABC):
         """Delete a file (a missing one is no error)."""
 
     @abstractmethod
+    def read(self, relative: str) -> bytes:
+        """The whole content of a (small) file; OSError when it cannot be read."""
+
+    @abstractmethod
     def files(self) -> list[str]:
         """Lake paths of every ``.parquet`` file in the tenant-day partitions."""
 
@@ -101,6 +105,9 @@ class LocalLake(LakeStorage):
 
     def remove(self, relative: str) -> None:
         (self.root / relative).unlink(missing_ok=True)
+
+    def read(self, relative: str) -> bytes:
+        return (self.root / relative).read_bytes()
 
     def files(self) -> list[str]:
         return lake_files(self.root)
@@ -183,6 +190,10 @@ class S3Lake(LakeStorage):
     def remove(self, relative: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.filesystem.delete_file(self._key(relative))
+
+    def read(self, relative: str) -> bytes:
+        with self.filesystem.open_input_stream(self._key(relative)) as source:
+            return bytes(source.readall())
 
     def files(self) -> list[str]:
         selector = pafs.FileSelector(self._base.rstrip("/"), recursive=True, allow_not_found=True)
