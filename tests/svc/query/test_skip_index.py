@@ -162,17 +162,42 @@ _EXTRA = [
 ]
 
 
-def _push(store: Store, lines: list[tuple[int, str, str]]) -> None:
+_Metadata = list[tuple[str, str]] | None
+
+
+def _metadata(row: int) -> _Metadata:
+    """The structured metadata of the corpus's ``row``-th entry: a ``tid`` of 5,000
+    values on a third of them, a ``user`` (unicode, spaces) on a fifth, and on a few an
+    ``app`` that the stream label of that name hides."""
+    pairs = []
+    if row % 3 == 0:
+        pairs.append(("tid", f"t{row * 7919 % 5000:04d}"))
+    if row % 5 == 0:
+        pairs.append(("user", _USERS[row // 5 % len(_USERS)]))
+    if row % 97 == 0:
+        pairs.append(("app", "shadow"))
+    return pairs or None
+
+
+_USERS = ["é 東", "bob", "a=b", "Bob"]
+
+
+def _push(store: Store, lines: list[tuple[int, str, str, _Metadata]]) -> None:
     async def push() -> None:
-        by_app: dict[str, list[tuple[int, str]]] = {}
-        for ts, app, line in lines:
-            by_app.setdefault(app, []).append((ts, line))
+        by_app: dict[str, list[tuple[int, str, _Metadata]]] = {}
+        for ts, app, line, metadata in lines:
+            by_app.setdefault(app, []).append((ts, line, metadata))
         streams = []
         for app, entries in sorted(by_app.items()):
             pairs = (("app", app),)
+            metadata = [e[2] for e in entries]
             streams.append(
                 PushStream(
-                    pairs, label_key(pairs), [e[0] for e in entries], [e[1] for e in entries], None
+                    pairs,
+                    label_key(pairs),
+                    [e[0] for e in entries],
+                    [e[1] for e in entries],
+                    metadata if any(metadata) else None,
                 )
             )
         await store.push(_TENANT, streams)
@@ -181,8 +206,8 @@ def _push(store: Store, lines: list[tuple[int, str, str]]) -> None:
 
 
 def _fill(store: Store, megabytes: float) -> tuple[list[str], int]:
-    """Corpus lines (a few with unicode extras), flushed every half MB and indexed; returns
-    them and the end of their range."""
+    """Corpus lines (a few with unicode extras) with structured metadata (``_metadata``),
+    flushed every half MB and indexed; returns them and the end of their range."""
     stored: list[str] = []
     ts = _START
     rng = random.Random(11)
@@ -194,7 +219,7 @@ def _fill(store: Store, megabytes: float) -> tuple[list[str], int]:
             for _, line in entries:
                 if rng.random() < 0.002:
                     line = f"{line} {rng.choice(_EXTRA)}"
-                rows.append((ts, labels["app"], line))
+                rows.append((ts, labels["app"], line, _metadata(len(stored))))
                 stored.append(line)
                 ts += 1_000_000
         _push(store, rows)
@@ -261,9 +286,22 @@ def _re2_escape(text: str) -> str:
 def _queries(draw: st.DrawFn, stored: list[str]) -> str:
     kind = draw(
         st.sampled_from(
-            ["present", "absent", "hex", "extra", "regex", "caseless", "negative", "or"]
+            [
+                *("present", "absent", "hex", "extra", "regex", "caseless", "negative", "or"),
+                *("metadata", "metadata or", "metadata and line", "shadowed", "user"),
+            ]
         )
     )
+    tid = f"t{draw(st.integers(0, 5200)):04d}"  # 5000 and above: absent
+    if kind == "metadata":
+        return f'{{app=~".+"}} | tid="{tid}"'
+    if kind == "metadata or":
+        return f'{{app=~".+"}} | tid="{tid}" or tid="t{draw(st.integers(0, 9999)):04d}"'
+    if kind == "shadowed":
+        return f'{{app=~".+"}} | app="{draw(st.sampled_from(["api", "shadow"]))}"'
+    if kind == "user":
+        user = f'user="{draw(st.sampled_from([*_USERS, "b"]))}"'
+        return f'{{app=~".+"}} | {user}' + (f', tid="{tid}"' if draw(st.booleans()) else "")
     line = draw(st.sampled_from(stored))
     start = draw(st.integers(0, max(0, len(line) - 1)))
     piece = line[start : start + draw(st.integers(1, 32))]
@@ -291,6 +329,8 @@ def _queries(draw: st.DrawFn, stored: list[str]) -> str:
         return f'{{app=~".+"}} != {raw} |= `=`'
     if kind == "or":
         return f'{{app=~".+"}} |= {raw} or `{draw(st.sampled_from(["zzqqzz", "timeout", "é"]))}`'
+    if kind == "metadata and line":
+        return f'{{app=~".+"}} |= {raw} | tid="{tid}"'
     return f'{{app=~".+"}} |= {raw}'
 
 
@@ -316,20 +356,39 @@ def test_rare_needles_read_few_row_groups(lake: tuple[QueryEngine, list[str], in
         :16
     ]
     whole = engine.view((_TENANT,), _START, end)
-    for query in (f'{{app=~".+"}} |= "{trace}"', f'{{app=~".+"}} |~ "trace_id.: .{trace}"'):
+    for query, groups in (
+        (f'{{app=~".+"}} |= "{trace}"', 3),
+        (f'{{app=~".+"}} |~ "trace_id.: .{trace}"', 3),
+        ('{app=~".+"} | tid="t0042"', 3),  # two entries
+        ('{app=~".+"} | tid="t0042" or tid="t4242"', 5),  # four entries
+    ):
         view = engine.view((_TENANT,), _START, end, parse(query))
         assert not isinstance(view, MultiView) and not isinstance(whole, MultiView)
         read = sum(
             sum(count for _, count in view.row_ranges.get(f.path, ((0, f.rows),)))
             for f in view.files
         )
-        assert 0 < read <= 3 * 4096 < sum(f.rows for f in whole.files), query
+        assert 0 < read <= groups * 4096 < sum(f.rows for f in whole.files), query
+        # The statistics count what is read: the surviving row groups, not whole files.
+        expr = parse(query)
+        request = LogQueryRequest(expr, _START, end, 5000, Direction.BACKWARD)  # type: ignore[arg-type]
+        _, stats = run_log_query(engine, _TENANT, request)
+        assert stats.file_rows == read, query
+        grid = Grid(start_ns=end, step_ns=3_600 * 10**9, steps=1)
+        metric = parse(f"sum(count_over_time({query} [1h]))")
+        _, stats = run_metric_query(engine, _TENANT, metric, grid, max_series=100, instant=True)  # type: ignore[arg-type]
+        assert stats.file_rows == read, query
     absent = engine.view((_TENANT,), _START, end, parse('{app=~".+"} |= "qqzzqqzzqq"'))
     assert not absent.files
+    assert not engine.view((_TENANT,), _START, end, parse('{app=~".+"} | tid="t9999"')).files
     for fallback in (
         '{app=~".+"} != "qqzzqqzz"',
         '{app=~".+"} |~ "(?i)qqzzqqzz"',
         '{app=~".+"} |= "qqz"',
+        '{app=~".+"} | app="zzzz"',  # a stream label's name: its value answers
+        '{app=~".+"} | tid=""',
+        '{app=~".+"} | tid=~"t0042"',
+        '{app=~".+"} | json | tid="t0042"',
     ):
         assert engine.view((_TENANT,), _START, end, parse(fallback)).files == whole.files
 
