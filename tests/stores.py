@@ -9,6 +9,7 @@ from pathlib import Path
 
 from svc.model import PushStream, label_key
 from svc.storage.catalog import FileEntry
+from svc.storage.objects import S3Settings
 from svc.storage.skip_index import SkipIndex
 from svc.storage.skip_indexer import listed_indexes
 from svc.storage.store import Store, StoreSettings
@@ -18,8 +19,9 @@ __all__ = ["listed_index", "open_store", "push_lines"]
 
 
 @contextlib.contextmanager
-def open_store(root: Path) -> Iterator[Store]:
-    """An open store under ``root`` that never flushes by itself; closed without flushing."""
+def open_store(root: Path, object_store: S3Settings | None = None) -> Iterator[Store]:
+    """An open store under ``root`` (its lake in ``object_store`` if given) that never
+    flushes by itself; closed without flushing."""
     store = Store(
         StoreSettings(
             root=root,
@@ -28,6 +30,7 @@ def open_store(root: Path) -> Iterator[Store]:
             flush_check_seconds=3600,
             wal_segment_max_bytes=64 << 20,
             row_group_rows=4096,
+            object_store=object_store,
         )
     )
     store.open()

@@ -6,6 +6,7 @@ the one listed is never used."""
 from __future__ import annotations
 
 import gc
+import sqlite3
 from pathlib import Path
 
 from logql_to_sql import Direction, parse
@@ -128,3 +129,15 @@ def test_a_sidecar_damaged_as_read_falls_back_to_the_scan_and_is_rebuilt(
         assert stats.file_rows == 20  # one file of three
     finally:
         engine.close()
+
+
+def test_a_catalog_from_before_the_index_listing_gets_its_table(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.sqlite"
+    Catalog(path).close()
+    with sqlite3.connect(path) as old:
+        old.execute("DROP TABLE skip_indexes")
+    catalog = Catalog(path)
+    try:
+        assert catalog.skip_indexes(["x"]) == {}
+    finally:
+        catalog.close()
