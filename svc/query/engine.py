@@ -203,9 +203,14 @@ class QueryEngine:
                 view = narrowed(pinned[2], start_ns, end_ns)
         if view is None:
             view = self.listed_view(tenants, start_ns, end_ns)
-        if expr is None or not self.skip_index:
+        return view if expr is None else self.narrowed_to_needles(view, (expr,))
+
+    def narrowed_to_needles(self, view: AnyView, exprs: tuple[ast.Expr, ...]) -> AnyView:
+        """``view`` without the files and row groups the skipping index says hold no
+        entry of any of ``exprs`` (the queries that read it; ``skipping.py``)."""
+        if not self.skip_index:
             return view
-        return narrowed_to_needles(view, expr, self.store.skip_indexer)
+        return narrowed_to_needles(view, exprs, self.store.skip_indexer)
 
     def listed_view(self, tenants: tuple[str, ...], start_ns: int, end_ns: int) -> AnyView:
         """A fresh view from the catalog and the head."""

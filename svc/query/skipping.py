@@ -46,22 +46,23 @@ _Lookups = tuple[tuple[_Clause, ...], ...]
 
 
 def narrowed_to_needles(
-    view: StoreView | MultiView, expr: ast.Expr, indexer: SkipIndexer
+    view: StoreView | MultiView, exprs: tuple[ast.Expr, ...], indexer: SkipIndexer
 ) -> StoreView | MultiView:
-    """``view`` without the files and row groups that cannot hold an entry of ``expr``."""
-    if query_conditions(expr) is None:
+    """``view`` without the files and row groups that cannot hold an entry of any of
+    ``exprs`` (the queries that read the view)."""
+    if not exprs or any(query_conditions(expr) is None for expr in exprs):
         return view
     if isinstance(view, MultiView):
-        parts = [(_narrowed(part, expr, indexer), mask) for part, mask in view.parts]
+        parts = [(_narrowed(part, exprs, indexer), mask) for part, mask in view.parts]
         return dataclasses.replace(view, parts=parts)
-    return _narrowed(view, expr, indexer)
+    return _narrowed(view, exprs, indexer)
 
 
-def _metadata_names(expr: ast.Expr) -> frozenset[str]:
-    conditions = query_conditions(expr) or ()
+def _metadata_names(exprs: tuple[ast.Expr, ...]) -> frozenset[str]:
     return frozenset(
         item.name
-        for condition in conditions
+        for expr in exprs
+        for condition in query_conditions(expr) or ()
         for clause in condition
         for alternative in clause
         for item in alternative
@@ -77,19 +78,20 @@ def _stream_label_names(view: StoreView) -> frozenset[str]:
 
 
 @lru_cache(maxsize=1024)
-def _lookups(expr: ast.Expr, shadowed: frozenset[str]) -> _Lookups | None:
-    """The needles of ``expr``'s conditions, without those the index cannot answer (and
-    metadata values of the ``shadowed`` names, which stream labels answer); None when
+def _lookups(exprs: tuple[ast.Expr, ...], shadowed: frozenset[str]) -> _Lookups | None:
+    """The needles of the conditions of ``exprs``, without those the index cannot answer
+    (and metadata values of the ``shadowed`` names, which stream labels answer); None when
     some selector keeps no clause."""
-    conditions = query_conditions(expr)
-    if conditions is None:
-        return None
     found = []
-    for condition in conditions:
-        clauses = _clauses(condition, shadowed)
-        if not clauses:
+    for expr in exprs:
+        conditions = query_conditions(expr)
+        if conditions is None:
             return None
-        found.append(clauses)
+        for condition in conditions:
+            clauses = _clauses(condition, shadowed)
+            if not clauses:
+                return None
+            found.append(clauses)
     return tuple(found)
 
 
@@ -117,10 +119,10 @@ def _clauses(condition: Condition, shadowed: frozenset[str]) -> tuple[_Clause, .
     return tuple(clauses)
 
 
-def _narrowed(view: StoreView, expr: ast.Expr, indexer: SkipIndexer) -> StoreView:
-    names = _metadata_names(expr)
+def _narrowed(view: StoreView, exprs: tuple[ast.Expr, ...], indexer: SkipIndexer) -> StoreView:
+    names = _metadata_names(exprs)
     shadowed = names & _stream_label_names(view) if names else frozenset()
-    lookups = _lookups(expr, shadowed)
+    lookups = _lookups(exprs, shadowed)
     if lookups is None or not view.files:
         return view
     indexes, missing = listed_indexes(view.lake, indexer.catalog, view.files)
