@@ -37,8 +37,8 @@ from svc.query.engine import QueryEngine
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import run_metric_query
 from svc.scheduler.workers import Scheduler
-from svc.storage.skip_index import needle, sidecar_path
-from svc.storage.skip_indexer import build_missing, listed_indexes
+from svc.storage.skip_index import needle
+from svc.storage.skip_indexer import build_file, listed_indexes
 from svc.storage.store import Store, StoreSettings
 
 START_NS = 1_764_000_000_000_000_000
@@ -424,10 +424,9 @@ def _skip_index_run(
         r.nbytes for r in store.catalog.skip_indexes(f.path for f in entries).values()
     )
     line_bytes = sum(f.line_bytes for f in entries)
-    for f in entries:
-        sidecar_path(store.lake_root / f.path).unlink()
     started, cpu = time.perf_counter(), _cpu()
-    build_missing(store.lake, store.catalog, entries)
+    for f in entries:
+        build_file(store.lake, f.path)
     build_wall, build_cpu = time.perf_counter() - started, _cpu() - cpu
     report.update(
         lake_bytes=lake_bytes,

@@ -441,6 +441,14 @@ class Catalog:
                 found.update((row[0], SkipIndexRow(*row)) for row in rows)
         return found
 
+    def files_without_skip_index(self) -> list[str]:
+        """Paths of the listed files the catalog lists no skipping index for."""
+        rows = self.read(
+            "SELECT path FROM files WHERE NOT EXISTS "
+            "(SELECT 1 FROM skip_indexes WHERE skip_indexes.path = files.path)"
+        )
+        return [str(row[0]) for row in rows]
+
     def lists(self, path: str) -> bool:
         """Whether the file is listed."""
         with self._lock:

@@ -359,6 +359,10 @@ class Store:
         skipping indexer's."""
         self._flusher = threading.Thread(target=self._flush_loop, name="flusher", daemon=True)
         self._flusher.start()
+        if not self.catalog.shared:
+            # Files of an older version or of a rebuilt catalog: indexed in the background
+            # (with a shared catalog, each file when a query first meets it).
+            self.skip_indexer.request(self.catalog.files_without_skip_index())
         self.skip_indexer.start()
 
     def stop_flusher(self) -> None:

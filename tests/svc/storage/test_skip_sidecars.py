@@ -131,13 +131,17 @@ def test_a_sidecar_damaged_as_read_falls_back_to_the_scan_and_is_rebuilt(
         engine.close()
 
 
-def test_a_catalog_from_before_the_index_listing_gets_its_table(tmp_path: Path) -> None:
-    path = tmp_path / "catalog.sqlite"
-    Catalog(path).close()
-    with sqlite3.connect(path) as old:
+def test_a_catalog_from_before_the_index_listing_gets_its_table_and_indexes(
+    tmp_path: Path,
+) -> None:
+    with open_store(tmp_path) as store:
+        push_lines(store, ["level=info msg=hello"], 0)
+        store.flush()
+        store.skip_indexer.wait_idle()
+        (entry,) = store.catalog.all_files()
+    with sqlite3.connect(tmp_path / "catalog.sqlite") as old:
         old.execute("DROP TABLE skip_indexes")
-    catalog = Catalog(path)
-    try:
-        assert catalog.skip_indexes(["x"]) == {}
-    finally:
-        catalog.close()
+    sidecar_path(tmp_path / "lake" / entry.path).write_bytes(b"SVCSKIP1 of an older version")
+    with open_store(tmp_path) as store:
+        store.skip_indexer.wait_idle()  # the listed files without an index get one
+        assert listed_index(store, entry) is not None
