@@ -11,11 +11,11 @@ a fault and optionally how many calls fail before the site works again::
     compactor.swap kill 1   # the process SIGKILLs itself at that point of a compaction
 
 Sites: ``wal.write``, ``wal.sync``, ``wal.truncate``, ``wal.open`` (a new segment),
-``lake.write``, ``lake.sync``, ``catalog.commit``, ``disk.usage`` and the read site
-``skip.read`` (a skipping index's sidecar). Faults: ``enospc``, ``eio``, for writes
-``short`` (half the bytes land, then ENOSPC) and for reads ``flip`` (one bit of the bytes
-read is turned: damage that keeps the length). The ``kill`` fault
-works at any site, and at the crash points of compaction jobs (``compactor.written``: the
+``lake.write``, ``lake.sync``, ``skip.write``, ``skip.sync`` (a skipping index's sidecar),
+``catalog.commit``, ``disk.usage`` and the read site ``skip.read`` (a sidecar). Faults:
+``enospc``, ``eio``, for writes ``short`` (half the bytes land, then ENOSPC) and for reads
+``flip`` (one bit of the bytes read is turned: damage that keeps the length). The ``kill``
+fault works at any site, and at the crash points of compaction jobs (``compactor.written``: the
 new files are on disk, ``compactor.swap``: inside the catalog transaction,
 ``compactor.swapped``: after it, ``compactor.removing``: between two removals): the
 process sends itself SIGKILL there, a ``kill -9`` at an exact moment. The file is read

@@ -57,9 +57,10 @@ class LakeStorage(ABC):
         """What DuckDB and pyarrow open to read the file at a lake path."""
 
     @abstractmethod
-    def publish(self, temporary: Path, relative: str) -> int:
+    def publish(self, temporary: Path, relative: str, sites: str = "lake") -> int:
         """Make a completely written local file readable under its lake path, whole and
-        durable; returns its size. ``temporary`` is gone afterwards, also on failure."""
+        durable; returns its size. ``temporary`` is gone afterwards, also on failure.
+        ``sites``: the prefix of its fault injection sites (``lake``, ``skip``)."""
 
     @abstractmethod
     def remove(self, relative: str) -> None:
@@ -98,9 +99,9 @@ class LocalLake(LakeStorage):
     def url(self, relative: str) -> str:
         return str(self.root / relative)
 
-    def publish(self, temporary: Path, relative: str) -> int:
+    def publish(self, temporary: Path, relative: str, sites: str = "lake") -> int:
         final = self.root / relative
-        publish_file(temporary, final)
+        publish_file(temporary, final, sites)
         return final.stat().st_size
 
     def remove(self, relative: str) -> None:
@@ -170,9 +171,9 @@ class S3Lake(LakeStorage):
     def _key(self, relative: str) -> str:
         return f"{self._base}{relative}"
 
-    def publish(self, temporary: Path, relative: str) -> int:
+    def publish(self, temporary: Path, relative: str, sites: str = "lake") -> int:
         try:
-            faults.check_file("lake.write", temporary)
+            faults.check_file(f"{sites}.write", temporary)
             size = temporary.stat().st_size
             # One stream: pyarrow uploads it as a single PUT or a multipart upload that is
             # completed on close; an error aborts it and nothing becomes visible.

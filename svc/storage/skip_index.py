@@ -379,7 +379,7 @@ def publish_sidecar(lake: LakeStorage, relative: str, groups: Sequence[GroupInde
         with contextlib.suppress(OSError):
             temporary.unlink(missing_ok=True)
         raise
-    lake.publish(temporary, target)
+    lake.publish(temporary, target, sites="skip")
     return SkipIndexRow(relative, len(raw), checksum(raw))
 
 
