@@ -360,12 +360,17 @@ class QueryEngine:
         The timer interrupts DuckDB's own work at the deadline; our Python functions stop
         themselves (they check the context), and the reason they recorded wins.
         """
+        deadline = time.monotonic() + timeout_seconds
         timer = after(timeout_seconds, cursor.interrupt)
         try:
             # Streamed, bound once (``streamed``). The result is read in batches so that
             # one outside DuckDB's memory limit (say, millions of series before the series
             # limit is checked) stops at the result budget.
             _, reader = streamed(cursor, sql, _RESULT_BATCH_ROWS)
+            if context.reason is not None or time.monotonic() >= deadline:
+                # DuckDB clears an interrupt when a statement begins: one that came while
+                # this statement was being bound or set up is repeated now that it runs.
+                cursor.interrupt()
             batches, size = [], 0
             for batch in reader:
                 size += batch.nbytes
