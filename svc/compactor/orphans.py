@@ -53,8 +53,7 @@ def orphans(store: Store, grace_seconds: float, now: float) -> list[str]:
         except OSError as exc:
             log.warning("could not remove orphaned lake file %s: %s", path, exc)
             continue
-        if lake.local:
-            remove_sidecars([store.lake_root / path])
+        remove_sidecars(lake, [path])
         log.warning(
             "removed orphaned lake file %s: no catalog commit listed it within %ss of its "
             "upload (a writer stopped between upload and commit, or a compaction failed)",

@@ -195,7 +195,7 @@ def _tenant_entries(
     plan = compile_log_query(
         query, start_ns=start_ns, end_ns=end_ns, limit=line_limit, direction=Direction.BACKWARD
     )
-    rows, view, _ = engine.run_log_query(tenant, plan, start_ns, end_ns)
+    rows, view, _ = engine.run_log_query(tenant, plan, start_ns, end_ns, expr=query)
     labels_of = stream_labels_lookup(engine, tenant, view)
     entries = []
     final = plan.labels_final

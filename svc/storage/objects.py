@@ -51,8 +51,9 @@ _UPLOAD_CHUNK = 8 << 20
 class LakeStorage(ABC):
     """The lake's files: publish, list, remove, and the URL readers open.
 
-    Files this process published and has not yet listed in the catalog (nor removed) are
-    *unsettled*: the orphan sweep never takes them, however long their commit takes.
+    Parquet files this process published and has not yet listed in the catalog (nor
+    removed) are *unsettled*: the orphan sweep never takes them, however long their
+    commit takes.
     """
 
     staging: Path
@@ -68,13 +69,15 @@ class LakeStorage(ABC):
     def url(self, relative: str) -> str:
         """What DuckDB and pyarrow open to read the file at a lake path."""
 
-    def publish(self, temporary: Path, relative: str) -> int:
+    def publish(self, temporary: Path, relative: str, sites: str = "lake") -> int:
         """Make a completely written local file readable under its lake path, whole and
-        durable; returns its size. ``temporary`` is gone afterwards, also on failure. The
+        durable; returns its size. ``temporary`` is gone afterwards, also on failure.
+        ``sites``: the prefix of its fault injection sites (``lake``, ``skip``). A Parquet
         file is unsettled until :meth:`settle` (its catalog commit) or :meth:`remove`."""
-        with self._unsettled_lock:
-            self._unsettled.add(relative)
-        return self._put(temporary, relative)
+        if relative.endswith(".parquet"):
+            with self._unsettled_lock:
+                self._unsettled.add(relative)
+        return self._put(temporary, relative, sites)
 
     def settle(self, relatives: Iterable[str]) -> None:
         """The files are listed in the catalog now (or were given up)."""
@@ -92,12 +95,16 @@ class LakeStorage(ABC):
         self._delete(relative)
 
     @abstractmethod
-    def _put(self, temporary: Path, relative: str) -> int:
+    def _put(self, temporary: Path, relative: str, sites: str) -> int:
         """Publish the file (see :meth:`publish`)."""
 
     @abstractmethod
     def _delete(self, relative: str) -> None:
         """Delete the file (see :meth:`remove`)."""
+
+    @abstractmethod
+    def read(self, relative: str) -> bytes:
+        """The whole content of a (small) file; OSError when it cannot be read."""
 
     @abstractmethod
     def files(self) -> list[str]:
@@ -134,13 +141,16 @@ class LocalLake(LakeStorage):
     def url(self, relative: str) -> str:
         return str(self.root / relative)
 
-    def _put(self, temporary: Path, relative: str) -> int:
+    def _put(self, temporary: Path, relative: str, sites: str) -> int:
         final = self.root / relative
-        publish_file(temporary, final)
+        publish_file(temporary, final, sites)
         return final.stat().st_size
 
     def _delete(self, relative: str) -> None:
         (self.root / relative).unlink(missing_ok=True)
+
+    def read(self, relative: str) -> bytes:
+        return (self.root / relative).read_bytes()
 
     def files(self) -> list[str]:
         return lake_files(self.root)
@@ -204,9 +214,9 @@ class S3Lake(LakeStorage):
     def _key(self, relative: str) -> str:
         return f"{self._base}{relative}"
 
-    def _put(self, temporary: Path, relative: str) -> int:
+    def _put(self, temporary: Path, relative: str, sites: str) -> int:
         try:
-            faults.check_file("lake.write", temporary)
+            faults.check_file(f"{sites}.write", temporary)
             size = temporary.stat().st_size
             # One stream: pyarrow uploads it as a single PUT or a multipart upload that is
             # completed on close; an error aborts it and nothing becomes visible.
@@ -224,6 +234,10 @@ class S3Lake(LakeStorage):
     def _delete(self, relative: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.filesystem.delete_file(self._key(relative))
+
+    def read(self, relative: str) -> bytes:
+        with self.filesystem.open_input_stream(self._key(relative)) as source:
+            return bytes(source.readall())
 
     def files(self) -> list[str]:
         return [relative for relative, _ in self.listing()]

@@ -55,12 +55,9 @@ def rebuild_data_directory(
             )
             carried = _carry_over(kept, catalog) if kept is not None else []
             listed = catalog.all_files()
-            built = kept_indexes = 0
             if lake.local:
                 sweep_sidecars(root / "lake", [f.path for f in listed])
-                built, kept_indexes = build_missing(
-                    root / "lake", [(f.path, f.rows) for f in listed]
-                )
+            built, kept_indexes = build_missing(lake, catalog, listed)
         finally:
             catalog.close()
     finally:
@@ -71,9 +68,8 @@ def rebuild_data_directory(
         f"files listed: {len(report.listed)}",
         f"streams: {report.streams}",
         f"flushed WAL segment (watermark): {report.watermark}",
+        f"skipping indexes built: {built} (sidecars found and listed: {kept_indexes})",
     ]
-    if lake.local:  # (a lake in object storage has no skipping indexes)
-        lines.append(f"skipping indexes built: {built} (kept: {kept_indexes})")
     if report.unlisted:
         lines.append(
             f"files left unlisted (their entries replay from the WAL; the next start "
@@ -101,7 +97,7 @@ def _set_aside(catalog_path: Path) -> Path | None:
     return kept
 
 
-_LAKE_TABLES = frozenset({"files", "streams", "state", "file_streams"})
+_LAKE_TABLES = frozenset({"files", "streams", "state", "file_streams", "skip_indexes"})
 
 
 def _carry_over(old: Path, catalog: Catalog) -> list[str]:
