@@ -91,11 +91,23 @@ def run_backfill(source: Path, line_bytes: int, root: Path, *flags: str) -> dict
     }
 
 
+def _wait_idle(pid: int, timeout: float = 300) -> None:
+    """Until the process has used less than a fiftieth of a core for three seconds (its
+    background work, running at a lower priority, may get little CPU at a time)."""
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while quiet < 3 and time.monotonic() < deadline:
+        before = _cpu_seconds(pid)
+        time.sleep(1)
+        quiet = quiet + 1 if _cpu_seconds(pid) - before < 0.02 else 0
+
+
 def run_export(root: Path, line_bytes: int, start_ns: int, end_ns: int) -> dict[str, Any]:
     """A server on ``root/data`` exports the whole corpus as Parquet: its CPU and memory."""
     server = Server(root).start()
     assert server.process is not None
     pid = server.process.pid
+    _wait_idle(pid)  # the skipping indexes of the backfilled files are built at start
     stop, peak = threading.Event(), [0]
     sampler = threading.Thread(target=_peak_rss_sampler, args=(pid, stop, peak))
     sampler.start()
