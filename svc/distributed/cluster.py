@@ -51,10 +51,45 @@ class RayWorkers:
         self.actors: list[Any] = []
         self._free: queue.Queue[Any] = queue.Queue()
         self._owned = False
-        self._lock = threading.Lock()
+        self._keeper: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     def start(self) -> None:
-        """Join or start Ray and wait until every actor is up."""
+        """Join or start Ray and wait until every actor is up.
+
+        Ray runs its GCS server and raylet with a parent-death signal, sent when the
+        *thread* that started them ends: they are started, and stopped, by a thread of
+        their own that lives as long as they do (the service starts on a passing thread).
+        """
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def keep() -> None:
+            try:
+                self._start()
+            except BaseException as exc:  # raised by start() on the caller's thread
+                failure.append(exc)
+                started.set()
+                return
+            started.set()
+            self._stopping.wait()
+            self._stop()
+
+        self._keeper = threading.Thread(target=keep, name="ray", daemon=True)
+        self._keeper.start()
+        started.wait()
+        if failure:
+            raise failure[0]
+
+    def stop(self) -> None:
+        """End the actors; shut Ray down when this process started it."""
+        if self._keeper is None:
+            return
+        self._stopping.set()
+        self._keeper.join()
+        self._keeper = None
+
+    def _start(self) -> None:
         # Read when Ray is imported: its C++ crash handler would take SIGTERM from the
         # service (dump a trace, abort) instead of the service's clean shutdown.
         os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
@@ -94,8 +129,7 @@ class RayWorkers:
             config.address or "local",
         )
 
-    def stop(self) -> None:
-        """End the actors; shut Ray down when this process started it."""
+    def _stop(self) -> None:
         import ray
 
         if not ray.is_initialized():
