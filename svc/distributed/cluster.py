@@ -106,6 +106,9 @@ class RayWorkers:
                 ray.init(address=config.address, **options)
             else:
                 ray.init(
+                    # A new cluster even when an earlier one left its address behind in
+                    # the environment (RAY_ADDRESS).
+                    address="local",
                     _node_ip_address="127.0.0.1",
                     include_dashboard=False,
                     num_cpus=config.num_cpus or config.workers,

@@ -13,11 +13,27 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["LOOPBACK_ONLY", "namespace_of", "namespace_processes"]
+__all__ = ["loopback_only", "namespace_of", "namespace_processes", "rerun_in_loopback_namespace"]
 
-LOOPBACK_ONLY = ("unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh")
-"""Words that run the command after them in a new network namespace with only ``lo`` up
-(``unshare`` and ``ip`` from util-linux and iproute2)."""
+_INSIDE = "SVC_IN_LOOPBACK_NAMESPACE"
+
+
+def loopback_only() -> tuple[str, ...]:
+    """Words that run the command after them in a new network namespace with only ``lo``
+    up (``unshare`` and ``ip`` from util-linux and iproute2). Root needs no user namespace
+    (in one, PostgreSQL could not switch to its own user); others map themselves to root
+    in a new one to be allowed the network namespace."""
+    unshare = ("unshare", "-n") if os.geteuid() == 0 else ("unshare", "-rn")
+    return (*unshare, "sh", "-c", 'ip link set lo up && exec "$@"', "sh")
+
+
+def rerun_in_loopback_namespace(argv: list[str]) -> None:
+    """Replace this process by ``argv`` in a new loopback-only namespace, unless it is
+    that command already (returns then)."""
+    if os.environ.get(_INSIDE) == "1":
+        return
+    command = [*loopback_only(), *argv]
+    os.execvpe(command[0], command, {**os.environ, _INSIDE: "1"})
 
 
 def namespace_of(pid: int) -> str | None:

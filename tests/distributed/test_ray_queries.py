@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from svc.distributed.netns import LOOPBACK_ONLY, namespace_of, namespace_processes
+from svc.distributed.netns import loopback_only, namespace_of, namespace_processes
 from tests.conftest import UNSPLIT
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push
@@ -58,7 +58,7 @@ def ray_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         root,
         merge(merge(RAY, UNSPLIT), extra),
         unix_socket=root / "svc.sock",
-        launcher=LOOPBACK_ONLY,
+        launcher=loopback_only(),
     )
     srv.start(wait=False)
     assert srv.process is not None
