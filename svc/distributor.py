@@ -131,7 +131,8 @@ class Distributor:
             )
             self._log(tenant, error)
             raise error
-        admitted = self.ingester.admit(tenant, limits, validated.streams, validated.stream_bytes)
+        streams = validated.accepted(self.push_limits(limits))
+        admitted = self.ingester.admit(tenant, limits, streams, validated.stream_bytes)
         self.discarded.discard(tenant, limits, fmt, admitted.discards)
         await self.store.push(tenant, admitted.streams)
         answer = admitted.error or answer

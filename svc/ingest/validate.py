@@ -4,7 +4,10 @@ Each stream is checked on its own: a stream whose labels fail is dropped, and so
 entry that fails (too old, too new, line too long, structured metadata), in that order;
 the rest of the request is kept. Every failure is recorded once as a message (the 400's
 body groups them, see :func:`grouped_errors`) and counted as discarded with its reason.
-Accepted entries get their ``detected_level`` (``svc/ingest/discovery.py``).
+Accepted entries get their ``detected_level`` (``svc/ingest/discovery.py``) from
+:meth:`ValidatedPush.accepted`, once the request is let through: entry sizes leave
+``detected_level`` out, so the ingestion rate limit does not need it, and a request the
+rate limit refuses never pays for level detection.
 
 Checks run over whole lists first (``min``, ``max``): a valid stream costs a few C-level
 passes, and only a stream with a failing entry is looked at entry by entry.
@@ -81,6 +84,10 @@ class ValidatedPush:
     truncated_bytes: int = 0
     blocked: BlockedIngestionError | None = None
     """Set when the configured status is not 200 (with 200 the entries are dropped silently)."""
+
+    def accepted(self, limits: PushLimits) -> list[PushStream]:
+        """The accepted streams, each entry with its ``detected_level``."""
+        return [add_levels(stream, limits) for stream in self.streams]
 
     @property
     def lines(self) -> int:
@@ -248,7 +255,7 @@ def _validate_entries(
         and (stream.metadata is None or _metadata_ok(stream.metadata, limits))
     )
     if clean:
-        _accept(out, stream, limits)
+        _accept(out, stream)
         return
     keep: list[int] = []
     metadata = stream.metadata
@@ -269,13 +276,12 @@ def _validate_entries(
             [stream.lines[i] for i in keep],
             [metadata[i] for i in keep] if metadata is not None else None,
         )
-        _accept(out, kept, limits)
+        _accept(out, kept)
 
 
-def _accept(out: ValidatedPush, stream: PushStream, limits: PushLimits) -> None:
-    # The reference adds detected_level to valid entries only, and what it adds is written
-    # and costs ingestion rate like the rest of the entry.
-    stream = add_levels(stream, limits)
+def _accept(out: ValidatedPush, stream: PushStream) -> None:
+    # The reference adds detected_level to valid entries only (see ValidatedPush.accepted);
+    # entry sizes leave it out.
     out.streams.append(stream)
     out.stream_bytes.append(sum(stream_sizes(stream.lines, stream.metadata)))
 

@@ -467,12 +467,17 @@ def run_statement(
     """
     if QUERY_VARIABLE in sql:  # only the engine's functions read it
         cursor.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
+    deadline = time.monotonic() + timeout_seconds
     timer = after(timeout_seconds, cursor.interrupt)
     try:
         # Streamed, bound once (``streamed``). The result is read in batches so that
         # one outside DuckDB's memory limit (say, millions of series before the series
         # limit is checked) stops at the result budget.
         _, reader = streamed(cursor, sql, _RESULT_BATCH_ROWS)
+        if context.reason is not None or time.monotonic() >= deadline:
+            # DuckDB clears an interrupt when a statement begins: one that came while
+            # this statement was being bound or set up is repeated now that it runs.
+            cursor.interrupt()
         batches, size = [], 0
         for batch in reader:
             size += batch.nbytes

@@ -51,7 +51,7 @@ def _decode(streams: list[tuple[dict[str, str], list[object]]], **limits: object
     error = validated.error()
     if error is not None:
         raise error
-    (stream,) = validated.streams
+    (stream,) = validated.accepted(chosen)
     return stream
 
 

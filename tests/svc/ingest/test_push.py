@@ -52,7 +52,7 @@ def push(
     error = validated.error()
     if error is not None:
         raise error
-    return validated.streams
+    return validated.accepted(chosen)
 
 
 @pytest.mark.parametrize(
