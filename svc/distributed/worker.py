@@ -22,7 +22,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from svc.query.context import registered
+from svc.errors import GatewayTimeoutError
+from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
 from svc.query.engine import run_statement
 from svc.query.udfs import register_udfs
 from svc.storage.objects import LakeStorage, LocalLake, S3Lake, S3Settings
@@ -83,30 +84,33 @@ class StatementWorker:
 
     async def run(self, statement: Statement) -> pa.Table | BaseException:
         """The statement's result, or the exception it raised; a cancelled call interrupts
-        the statement."""
+        the statement (and its Python functions, through its context)."""
         cursor = self._db.cursor()
         loop = asyncio.get_running_loop()
-        work = loop.run_in_executor(self._pool, self._run, cursor, statement)
-        try:
-            return await work
-        except asyncio.CancelledError:
-            cursor.interrupt()
-            raise
+        with registered(
+            statement.timeout_seconds,
+            line_chars=statement.line_chars,
+            query_chars=statement.query_chars,
+        ) as context:
+            work = loop.run_in_executor(self._pool, self._run, cursor, context, statement)
+            try:
+                return await work
+            except asyncio.CancelledError:
+                # Recorded first: a statement still being set up interrupts itself once
+                # it runs (DuckDB clears an interrupt when a statement begins).
+                context.fail(GatewayTimeoutError(TIMEOUT_MESSAGE))
+                cursor.interrupt()
+                raise
 
     def _run(
-        self, cursor: duckdb.DuckDBPyConnection, statement: Statement
+        self, cursor: duckdb.DuckDBPyConnection, context: QueryContext, statement: Statement
     ) -> pa.Table | BaseException:
         try:
-            with registered(
-                statement.timeout_seconds,
-                line_chars=statement.line_chars,
-                query_chars=statement.query_chars,
-            ) as context:
-                for name, table in statement.tables.items():
-                    cursor.register(name, table)
-                return run_statement(
-                    cursor, statement.sql, context, statement.timeout_seconds, self.memory_limit
-                )
+            for name, table in statement.tables.items():
+                cursor.register(name, table)
+            return run_statement(
+                cursor, statement.sql, context, statement.timeout_seconds, self.memory_limit
+            )
         except Exception as exc:  # answered by the querier as the in-process engine would
             return exc
         finally:
