@@ -6,6 +6,7 @@ between the in-process engine and Ray has a key of its own.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 
 from svc.config_fields import setting
@@ -37,6 +38,8 @@ class RayConfig:
 def ray_config_errors(execution: str, ray: RayConfig) -> list[str]:
     """What is wrong with the engine choice and its Ray settings."""
     errors = []
+    if execution == "ray" and importlib.util.find_spec("ray") is None:
+        errors.append("querier.execution: ray needs Ray installed (pip install 'svc[ray]')")
     if execution not in EXECUTIONS:
         errors.append(
             f"querier.execution: unknown engine {execution!r} (one of: {', '.join(EXECUTIONS)})"
