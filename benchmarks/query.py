@@ -57,9 +57,7 @@ def build_store(
     """A store holding the corpus, flushed to Parquet whenever the head holds
     ``flush_bytes`` of lines; returns it and the last timestamp. The wall time of each
     flush is appended to ``flush_seconds``."""
-    store = Store(
-        StoreSettings(root, 1 << 40, 1e9, 1e9, 256 << 20, 131072, 0.0, skip_index=skip_index)
-    )
+    store = Store(StoreSettings(root, 1 << 40, 1e9, 1e9, 256 << 20, 131072, skip_index=skip_index))
     store.open()
 
     def flush() -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push
+from tests.e2e.waiting import wait_for
 
 SECOND = 1_000_000_000
 HOUR = 3_600 * SECOND
@@ -31,15 +32,6 @@ FAST = {
     "compaction_interval": "200ms",
     "apply_retention_interval": "200ms",
 }
-
-
-def _wait(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def _stored_text(root: Path) -> dict[Path, str]:
@@ -118,14 +110,14 @@ def test_deleted_text_leaves_every_file_of_the_data_directory(
             params={"query": '{app="a"} |= "secret-line"', "start": str(t0 // SECOND - 60)},
         )
         assert response.status_code == 204
-        _wait(lambda: client.get("/loki/api/v1/delete").json()[0]["status"] == "processed")
+        wait_for(lambda: client.get("/loki/api/v1/delete").json()[0]["status"] == "processed")
         lines = _lines(client, '{app="a"}', t0 - SECOND, now)
         assert sorted(lines) == sorted(f"kept-line {k}" for k in keeps)
         metrics = client.get("/metrics").text
     assert 'svc_compactor_deleted_lines{user="t"} 6.0' in metrics
     assert 'svc_compactor_delete_requests_processed_total{user="t"} 1.0' in metrics
     # Replaced files leave once no query reads them: the compactor's next tick.
-    _wait(lambda: not any(s in t for t in _stored_text(app.data_dir).values() for s in secrets))
+    wait_for(lambda: not any(s in t for t in _stored_text(app.data_dir).values() for s in secrets))
     stored = _stored_text(app.data_dir)
     assert not quarantined.exists() and not corrupt.exists()
     lake = "".join(text for p, text in stored.items() if p.suffix == ".parquet")
@@ -142,13 +134,13 @@ def test_pipeline_deletes_are_applied_to_the_files(make_app: Callable[..., InPro
             "/loki/api/v1/delete",
             params={"query": '{app="a"} | json | user="bob"', "start": str(t0 // SECOND - 1)},
         )
-        _wait(lambda: client.get("/loki/api/v1/delete").json()[0]["status"] == "processed")
+        wait_for(lambda: client.get("/loki/api/v1/delete").json()[0]["status"] == "processed")
         assert sorted(_lines(client, '{app="a"}', t0 - SECOND, time.time_ns())) == sorted(
             users[::2]
         )
     # Replaced files leave once no query reads them: the compactor's next tick. (The
     # catalog keeps the request's own text, so the check is on the deleted lines.)
-    _wait(lambda: not any(u in t for t in _stored_text(app.data_dir).values() for u in users[1::2]))
+    wait_for(lambda: not any(u in t for t in _stored_text(app.data_dir).values() for u in users[1::2]))
     lake = "".join(_stored_text(app.data_dir / "lake").values())
     assert all(u in lake for u in users[::2])
 
@@ -163,7 +155,7 @@ def test_whole_stream_deletes_forget_the_stream(make_app: Callable[..., InProces
         client.post(
             "/loki/api/v1/delete", params={"query": '{app="gone"}', "start": str(t0 // SECOND - 1)}
         )
-        _wait(lambda: client.get("/loki/api/v1/delete").json()[0]["status"] == "processed")
+        wait_for(lambda: client.get("/loki/api/v1/delete").json()[0]["status"] == "processed")
         assert client.get("/loki/api/v1/label/app/values", params=window).json()["data"] == ["a"]
     app.restart()  # from the catalog too
     with app.client("t") as client:
@@ -232,7 +224,7 @@ def test_retention_with_overlapping_stream_rules(
     app.overrides["compactor"] = FAST  # passes from now on
     app.restart()
     with app.client("t") as client:
-        _wait(lambda: "prod older" not in _lines(client, '{app=~".+"}', now - 200 * HOUR, now))
+        wait_for(lambda: "prod older" not in _lines(client, '{app=~".+"}', now - 200 * HOUR, now))
         lines = sorted(_lines(client, '{app=~".+"}', now - 200 * HOUR, now))
         assert lines == ["dev new", "other old", "prod new"]
         window = {"start": str(now - 200 * HOUR), "end": str(now)}
@@ -245,7 +237,7 @@ def test_retention_with_overlapping_stream_rules(
         assert _lines(client, '{app=~".+"}', now - 200 * HOUR, now) == ["v dev new"]
     assert re.search(r'svc_compactor_retention_removed_entries_total\{user="t"\} 4.0', metrics)
     # Every pass logs its totals, also the ones that find nothing more to remove.
-    _wait(lambda: "entries_removed=0 " in "\n".join(retention_log.messages))
+    wait_for(lambda: "entries_removed=0 " in "\n".join(retention_log.messages))
     totals = [m for m in retention_log.messages if m.startswith("retention pass done:")]
     removed = [int(re.findall(r"entries_removed=(\d+)", m)[0]) for m in totals]
     assert sum(removed) == 5  # 4 entries of tenant t, 1 of tenant v
@@ -268,7 +260,7 @@ def test_delete_requests_beyond_retention_need_no_work(
             "/loki/api/v1/delete",
             params={"query": '{a="b"}', "start": str(old), "end": str(old + 60)},
         )
-        _wait(lambda: client.get("/loki/api/v1/delete").json()[0]["status"] == "processed")
+        wait_for(lambda: client.get("/loki/api/v1/delete").json()[0]["status"] == "processed")
         assert 'svc_compactor_jobs_total{kind="delete"' not in client.get("/metrics").text
 
 
@@ -358,7 +350,7 @@ def test_compaction_changes_no_answer(make_app: Callable[..., InProcessApp]) -> 
     assert len(_files(app)) == 9
     app.overrides["compactor"] = {"compaction_interval": "300ms"}
     app.restart()
-    _wait(lambda: len(_files(app)) == 1)
+    wait_for(lambda: len(_files(app)) == 1)
     assert _files(app)[0].startswith("compacted-")
     with app.client("t") as client:
         after = _answers(client)

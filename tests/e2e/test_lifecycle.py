@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import signal
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pyarrow.parquet as pq
 from svc.storage.wal_records import SEGMENT_HEADER
 from tests.e2e.clients import push, query_range, stream_values
 from tests.e2e.server import Server
+from tests.e2e.waiting import wait_for
 
 BASE = 1_700_000_000_000_000_000
 WINDOW = {"start": str(BASE - 10**9), "end": str(BASE + 3600 * 10**9), "limit": "5000"}
@@ -40,18 +40,6 @@ def _services(srv: Server) -> dict[str, str]:
     lines = response.text.splitlines()
     assert all(re.fullmatch(r"[a-z-]+ => [A-Z][a-z]+", line) for line in lines), lines
     return dict(line.split(" => ") for line in lines)
-
-
-def _wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if predicate():
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def _parquet_rows(srv: Server) -> int:
@@ -96,7 +84,7 @@ def test_min_ready_duration_delays_readiness(make_server: Callable[..., Server])
         seen.append((response.status_code, response.text))
         return response.status_code == 200
 
-    _wait_for(ready)
+    wait_for(ready, ignoring=(httpx.HTTPError,))
     assert (503, "Ingester not ready: waiting for 2s after startup\n") in seen
     assert seen[-1] == (200, "ready\n")
 
@@ -113,8 +101,8 @@ def test_failed_service_shows_in_services_and_ready(make_server: Callable[..., S
     srv.start(wait=False)
     # every service that can start has (the distributor, the compactor and the ruler depend on
     # the WAL: they stay New)
-    _wait_for(lambda: _services(srv)["wal"] == "Failed")
-    _wait_for(lambda: _services(srv)["index-gateway"] == "Running")
+    wait_for(lambda: _services(srv)["wal"] == "Failed", ignoring=(httpx.HTTPError,))
+    wait_for(lambda: _services(srv)["index-gateway"] == "Running", ignoring=(httpx.HTTPError,))
     assert _services(srv) == {
         "store": "Running",
         "wal": "Failed",
@@ -265,7 +253,7 @@ def test_sigterm_makes_ready_report_stopping(make_server: Callable[..., Server])
         seen.append((response.status_code, response.text))
         return response.status_code == 503
 
-    _wait_for(stopping, timeout=3)
+    wait_for(stopping, timeout=3, ignoring=(httpx.HTTPError,))
     assert seen[-1] == (503, "Application is stopping\n")
     assert _services(srv)["ingester"] == "Running"  # still serving during the delay
     assert _exit_code(srv) == 0

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import httpx
@@ -23,7 +22,6 @@ __all__ = [
     "metric",
     "push_lines",
     "set_faults",
-    "wait_for",
 ]
 
 BASE = 1_700_000_000_000_000_000
@@ -86,13 +84,3 @@ def assert_once(found: Counter[str], acknowledged: Iterable[str]) -> None:
     )
     twice = [line for line, count in found.items() if count > 1]
     assert not twice, f"{len(twice)} lines stored more than once: {twice[:5]}"
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-    """Poll until ``predicate`` holds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")

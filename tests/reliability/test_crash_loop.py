@@ -14,7 +14,8 @@ from collections.abc import Callable
 import httpx
 
 from tests.e2e.server import Server
-from tests.reliability.helpers import assert_once, line_counts, push_lines, set_faults, wait_for
+from tests.e2e.waiting import wait_for
+from tests.reliability.helpers import assert_once, line_counts, push_lines, set_faults
 
 CYCLES = 6
 WRITERS = 3
