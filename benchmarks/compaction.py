@@ -40,7 +40,6 @@ from svc.compactor.writer import WriterSettings
 from svc.query.engine import QueryEngine
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import MetricResult, run_metric_query
-from svc.storage.skip_index import sidecar_path
 from svc.storage.store import Store, StoreSettings
 
 HEAD_BYTES = 32 << 20
@@ -64,9 +63,8 @@ def _line_bytes(store: Store) -> int:
 
 def _index_bytes(store: Store) -> int:
     """Bytes of the skipping indexes of the listed files."""
-    return sum(
-        sidecar_path(store.lake_root / f.path).stat().st_size for f in store.catalog.all_files()
-    )
+    listed = store.catalog.skip_indexes(f.path for f in store.catalog.all_files())
+    return sum(row.nbytes for row in listed.values())
 
 
 def compact(store: Store, level: int, target_bytes: int, work: Path) -> dict[str, Any]:

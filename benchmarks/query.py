@@ -37,8 +37,8 @@ from svc.query.engine import QueryEngine
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import run_metric_query
 from svc.scheduler.workers import Scheduler
-from svc.storage.skip_index import load, needle, sidecar_path
-from svc.storage.skip_indexer import build_missing
+from svc.storage.skip_index import needle
+from svc.storage.skip_indexer import build_file, listed_indexes
 from svc.storage.store import Store, StoreSettings
 
 START_NS = 1_764_000_000_000_000_000
@@ -418,12 +418,13 @@ def _skip_index_run(
         print(name, report["shapes"][name], flush=True)
     entries = store.view(TENANT, START_NS, end).files
     lake_bytes = sum(f.file_bytes for f in entries)
-    index_bytes = sum(sidecar_path(store.lake_root / f.path).stat().st_size for f in entries)
+    index_bytes = sum(
+        r.nbytes for r in store.catalog.skip_indexes(f.path for f in entries).values()
+    )
     line_bytes = sum(f.line_bytes for f in entries)
-    for f in entries:
-        sidecar_path(store.lake_root / f.path).unlink()
     started, cpu = time.perf_counter(), _cpu()
-    build_missing(store.lake_root, [(f.path, f.rows) for f in entries])
+    for f in entries:
+        build_file(store.lake, f.path)
     build_wall, build_cpu = time.perf_counter() - started, _cpu() - cpu
     report.update(
         lake_bytes=lake_bytes,
@@ -449,7 +450,7 @@ def _false_positives(store: Store, entries: list[Any]) -> dict[str, float]:
         "user_id=N (N > 100000)": [f"user_id={rng.randint(100_001, 999_999)} " for _ in range(300)],
         "word (6 letters)": ["".join(rng.choices("bcdfghjklmnpqrstvwxz", k=6)) for _ in range(300)],
     }
-    indexes = [load(store.lake_root / f.path, f.rows) for f in entries]
+    indexes = list(listed_indexes(store.lake, store.catalog, entries)[0].values())
     found = {}
     for kind, literals in kinds.items():
         hits = groups = 0

@@ -194,7 +194,7 @@ def _tenant_entries(
     plan = compile_log_query(
         query, start_ns=start_ns, end_ns=end_ns, limit=line_limit, direction=Direction.BACKWARD
     )
-    rows, _, _ = engine.run_log_query(tenant, plan, start_ns, end_ns)
+    rows, _, _ = engine.run_log_query(tenant, plan, start_ns, end_ns, expr=query)
     index = engine.store.index
     entries = []
     final = plan.labels_final

@@ -50,6 +50,7 @@ __all__ = [
     "QueryEngine",
     "Registrar",
     "ScanStats",
+    "add_file_scan",
     "add_head_scan",
     "narrowed",
     "run_statement",
@@ -207,9 +208,14 @@ class QueryEngine:
                 view = narrowed(pinned[2], start_ns, end_ns)
         if view is None:
             view = self.listed_view(tenants, start_ns, end_ns)
-        if expr is None or not self.skip_index:
+        return view if expr is None else self.narrowed_to_needles(view, (expr,))
+
+    def narrowed_to_needles(self, view: AnyView, exprs: tuple[ast.Expr, ...]) -> AnyView:
+        """``view`` without the files and row groups the skipping index says hold no
+        entry of any of ``exprs`` (the queries that read it; ``skipping.py``)."""
+        if not self.skip_index:
             return view
-        return narrowed_to_needles(view, expr, self.store.skip_indexer)
+        return narrowed_to_needles(view, exprs, self.store.skip_indexer)
 
     def listed_view(self, tenants: tuple[str, ...], start_ns: int, end_ns: int) -> AnyView:
         """A fresh view from the catalog and the head."""
@@ -237,7 +243,7 @@ class QueryEngine:
         )
         stats = ScanStats()
         if plan.limit is None or isinstance(view, MultiView):
-            _add_scan(stats, view.files, view.head_tables, start_ns, end_ns)
+            _add_scan(stats, view, view.files, view.head_tables, start_ns, end_ns)
             table = self._limited_rows(plan, self.execute(text or plan.select, view, stats), stats)
             stats.returned = table.num_rows
             return table, view, stats
@@ -250,7 +256,12 @@ class QueryEngine:
             window = group[0].window if group else None  # no files: the head alone
             part = dataclasses.replace(view, files=files, head_tables=heads, window=window)
             _add_scan(
-                stats, [piece.entry for piece in group if piece.first], heads, start_ns, end_ns
+                stats,
+                view,
+                [piece.entry for piece in group if piece.first],
+                heads,
+                start_ns,
+                end_ns,
             )
             rows = self._limited_rows(plan, self.execute(text or plan.select, part, stats), stats)
             found = rows if found is None else _top(found, rows, plan.limit, plan.backward)
@@ -539,14 +550,25 @@ def _top(found: pa.Table, more: pa.Table, limit: int, backward: bool) -> pa.Tabl
 
 
 def _add_scan(
-    stats: ScanStats, files: list[FileEntry], heads: list[pa.Table], start_ns: int, end_ns: int
+    stats: ScanStats,
+    view: AnyView,
+    files: list[FileEntry],
+    heads: list[pa.Table],
+    start_ns: int,
+    end_ns: int,
 ) -> None:
     stats.files += len(files)
-    for f in files:
-        stats.file_rows += f.rows
-        stats.file_line_bytes += f.line_bytes
-        stats.file_bytes += f.file_bytes
+    add_file_scan(stats, view, files)
     add_head_scan(stats, heads, start_ns, end_ns)
+
+
+def add_file_scan(stats: ScanStats, view: AnyView, files: list[FileEntry]) -> None:
+    """Count what the view reads of ``files`` (only the row groups of a narrowed file)."""
+    for f in files:
+        share = view.share(f)
+        stats.file_rows += share.rows
+        stats.file_line_bytes += share.line_bytes
+        stats.file_bytes += share.file_bytes
 
 
 def add_head_scan(stats: ScanStats, heads: list[pa.Table], start_ns: int, end_ns: int) -> None:

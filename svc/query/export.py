@@ -22,7 +22,7 @@ from svc.query.engine import QueryEngine
 from svc.query.log_queries import stream_labels_lookup, with_json_labels
 from svc.query.streams import merge_metadata
 
-__all__ = ["SLICE_ROWS", "ExportSlice", "export_slice", "export_slices"]
+__all__ = ["SLICE_ROWS", "ExportSlice", "export_slice", "export_slices", "without_repeats"]
 
 SLICE_ROWS = 250_000
 _DAY_NS = 86_400 * 1_000_000_000
@@ -102,8 +102,11 @@ def export_slice(
         limit=None,
         direction=Direction.FORWARD,
         leave_json_labels=True,
+        adjacent_duplicates=True,
     )
     rows, _, _ = engine.run_log_query(tenant, plan, part.start_ns, part.end_ns, expr=query)
+    if plan.duplicates_left:
+        rows = without_repeats(rows)
     labels_of = stream_labels_lookup(engine, tenant)
     if plan.json_labels_left:
         rows = with_json_labels(rows, labels_of)
@@ -119,6 +122,29 @@ def export_slice(
     ):  # the compiled query orders by time; sort only if a plan did not
         table = table.sort_by([("ts", "ascending")])
     return table
+
+
+def without_repeats(rows: pa.Table) -> pa.Table:
+    """``rows`` (ordered so that equal entries are neighbours) without an entry equal to
+    the one before it in time, stream, line and structured metadata: an entry pushed twice
+    is exported once, as ``query_range`` returns it once."""
+    n = rows.num_rows
+    if n < 2:
+        return rows
+    after, before = slice(1, n), slice(0, n - 1)
+
+    def same(name: str) -> pa.ChunkedArray:
+        column = rows[name]
+        return pc.equal(column[after], column[before])
+
+    repeats = pc.and_(pc.and_(same("ts"), same("stream_id")), same("line"))
+    if not pc.any(repeats).as_py():
+        return rows
+    metadata = rows["metadata"]
+    drop = [False] * n
+    for index in pc.indices_nonzero(repeats).to_pylist():  # rare: pushed twice
+        drop[index + 1] = metadata[index + 1].as_py() == metadata[index].as_py()
+    return rows.filter(pc.invert(pa.array(drop)))
 
 
 def _stream_labels(rows: pa.Table, labels_of: Callable[[int], Labels]) -> pa.Array:

@@ -19,7 +19,7 @@ from sqlglot import exp
 from logql_to_sql import DIALECT, Grid, MetricPlan, ast, compile_metric_query
 from svc.errors import BadRequestError
 from svc.model import Labels, label_key
-from svc.query.engine import QueryEngine, ScanStats, add_head_scan
+from svc.query.engine import QueryEngine, ScanStats, add_file_scan, add_head_scan
 from svc.query.file_metadata import view_has_metadata
 from svc.query.plan_cache import START, mentions_stand_in, with_range
 
@@ -177,10 +177,7 @@ def max_lookback(expr: ast.Expr) -> int:
 
 def _count_scan(stats: ScanStats, view: Any, start_ns: int, end_ns: int) -> None:
     stats.files = len(view.files)
-    for entry in view.files:
-        stats.file_rows += entry.rows
-        stats.file_line_bytes += entry.line_bytes
-        stats.file_bytes += entry.file_bytes
+    add_file_scan(stats, view, view.files)
     add_head_scan(stats, view.head_tables, start_ns, end_ns)
 
 

@@ -1,15 +1,20 @@
-"""The literals a LogQL query's lines must contain: what the skipping index can answer.
+"""The needles a LogQL query's entries must hold: what the skipping index can answer.
 
-A query's *condition* is a conjunction of clauses, one per usable line filter; a clause
-is a disjunction of alternatives (``|= "a" or "b"``); an alternative is the literals a
-matching line contains, all of them. Only the line filters at the head of the pipeline
-count (before any parser, formatter or label filter that may raise an error), where they
-see the stored line.
+A query's *condition* is a conjunction of clauses, one per usable filter; a clause is a
+disjunction of alternatives (``|= "a" or "b"``); an alternative is the needles a matching
+entry holds, all of them: literals its line contains, or structured-metadata values
+(``MetadataValue``). Only the filters at the head of the pipeline count (before any
+parser, formatter or label filter that may raise an error), where they see the stored
+line and labels.
 
 * ``|= "x"``: the literal ``x`` (``""`` matches every line: nothing to use).
 * ``|~ "re"``: the literals every match of the regex contains (``regex_literals``), when
   the regex is case-sensitive and made of constructs read here exactly; otherwise none.
-* ``!=``, ``!~``, ``|>``, ``!>``, ``ip(...)``: nothing (they keep lines without a needle).
+* ``| name="v"`` (``v`` not empty; ``and``/``or`` of such, ``,`` too): the entry's
+  structured metadata maps ``name`` to ``v``, unless a stream label of that name answers
+  instead (``skipping.py`` leaves those to the scan).
+* ``!=``, ``!~``, ``|>``, ``!>``, ``ip(...)``, ``name!="v"``, ``=~``, ``!~`` on labels:
+  nothing (they keep entries without a needle).
 
 Everything here is pure: the index itself is consulted by ``skipping.py``.
 """
@@ -17,23 +22,41 @@ Everything here is pure: the index itself is consulted by ``skipping.py``.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from logql_to_sql import ast
 
-__all__ = ["Alternative", "Clause", "Condition", "query_conditions", "regex_literals"]
+__all__ = [
+    "Alternative",
+    "Clause",
+    "Condition",
+    "MetadataValue",
+    "query_conditions",
+    "regex_literals",
+]
 
-Alternative = tuple[str, ...]
-"""Literals a line contains, all of them."""
+
+@dataclass(frozen=True, slots=True)
+class MetadataValue:
+    """An entry's structured metadata maps ``name`` to ``value``."""
+
+    name: str
+    value: str
+
+
+Alternative = tuple[str | MetadataValue, ...]
+"""Needles an entry holds, all of them (strings: literals of its line)."""
 Clause = tuple[Alternative, ...]
 """One line filter: a line passes with one of the alternatives."""
 Condition = tuple[Clause, ...]
 """Every clause of one selector's pipeline."""
 
 _BEFORE_ANY_PARSING = (ast.LineFilter, ast.StringLabelFilter)
-"""The leading stages whose line filters are used: they see the stored line, and no
-row they drop could have raised a pipeline error (a parser, a numeric or duration label
-filter may; such an error must be reported whether or not a later line filter matches)."""
+"""The leading stages whose filters are used: they see the stored line, and no row they
+drop could have raised a pipeline error (a parser, a numeric or duration label filter
+may; such an error must be reported whether or not a later filter matches). ``and`` and
+``or`` of string label filters count as well (``_string_filters``)."""
 
 
 @lru_cache(maxsize=1024)
@@ -62,15 +85,46 @@ def _pipelines(expr: object) -> list[tuple[ast.Stage, ...]]:
 
 def stages_condition(stages: tuple[ast.Stage, ...]) -> Condition:
     """The clauses of the leading line filters (see ``_BEFORE_ANY_PARSING``)."""
-    clauses = []
+    clauses: list[Clause] = []
     for stage in stages:
-        if not isinstance(stage, _BEFORE_ANY_PARSING):
-            break
         if isinstance(stage, ast.LineFilter):
             clause = _clause(stage)
             if clause is not None:
                 clauses.append(clause)
+        elif _string_filters(stage):
+            clauses += _label_clauses(stage)  # type: ignore[arg-type]
+        else:
+            break
     return tuple(clauses)
+
+
+def _string_filters(node: object) -> bool:
+    """Whether ``node`` is a label filter made of string matchers only (it cannot fail)."""
+    if isinstance(node, ast.AndLabelFilter | ast.OrLabelFilter):
+        return _string_filters(node.left) and _string_filters(node.right)
+    return isinstance(node, ast.StringLabelFilter)
+
+
+def _label_clauses(node: ast.LabelFilter) -> list[Clause]:
+    """The clauses a string label filter tree sets (``and``: each side's; ``or``: one
+    clause of both sides' alternatives, when each side has exactly one clause)."""
+    if isinstance(node, ast.AndLabelFilter):
+        return _label_clauses(node.left) + _label_clauses(node.right)
+    if isinstance(node, ast.OrLabelFilter):
+        left, right = _label_clauses(node.left), _label_clauses(node.right)
+        if len(left) != 1 or len(right) != 1:
+            return []
+        return [left[0] + right[0]]
+    assert isinstance(node, ast.StringLabelFilter)
+    matcher = node.matcher
+    if (
+        matcher.op is not ast.MatchOp.EQ
+        or not matcher.value  # an absent label reads as "": it matches without metadata
+        or matcher.name.startswith("__")
+        or matcher.name.endswith("_extracted")  # may read a metadata key of another name
+    ):
+        return []
+    return [((MetadataValue(matcher.name, matcher.value),),)]
 
 
 def _clause(node: ast.LineFilter) -> Clause | None:

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from schemas.log_rows import LABEL_MAP
 from svc.storage.catalog import FileEntry
-from svc.storage.store import Store, StoreView
+from svc.storage.store import ReadShare, Store, StoreView
 
 __all__ = ["TENANT_LABEL", "MultiView", "tenant_mask", "tenants_view"]
 
@@ -50,6 +50,13 @@ class MultiView:
     def head_tables(self) -> list[pa.Table]:
         """Every tenant's in-memory tables."""
         return [t for view, _ in self.parts for t in view.head_tables]
+
+    def share(self, entry: FileEntry) -> ReadShare:
+        """What the view reads of one of its files."""
+        for view, _ in self.parts:
+            if entry.path in view.shares:
+                return view.shares[entry.path]
+        return ReadShare.whole(entry)
 
 
 def _labelled(tenant: str, labels: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:

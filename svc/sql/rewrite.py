@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from logql_to_sql import Needed
+import logql_to_sql
+from logql_to_sql import Needed, ast
 from svc.sql.logql_source import logql_rows
 from svc.sql.policy import LOGQL_FUNCTION, VIEWS
 from svc.sql.statement import Statement, function_name
@@ -38,6 +39,9 @@ class Rewritten:
     query: str
     reads_views: bool
     """Whether it reads ``logs``, ``streams`` or ``logql()`` (else no file is bound)."""
+    queries: tuple[ast.Expr, ...] = ()
+    """The log queries of its ``logql()`` calls, when it reads the views through those
+    only (then only their entries are read: the skipping index may narrow the view)."""
 
 
 def rewrite(
@@ -54,12 +58,14 @@ def rewrite(
     tree = statement.tree.copy()
     labels = needs_labels(tree)
     wanted = label_keys(tree)
-    reads = False
+    reads = plain = False
+    queries: list[ast.Expr] = []
     for table in list(tree.find_all(exp.Table)):
         source = table.this
         if isinstance(source, exp.Func) and function_name(source) == LOGQL_FUNCTION:
             text = source.expressions[0].name
             rows = logql_rows(text, start_ns=start_ns, end_ns=end_ns, multi=multi, wanted=wanted)
+            queries.append(logql_to_sql.parse(text))  # valid: logql_rows said so
             alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier("logql"))
             table.replace(exp.Subquery(this=rows, alias=alias.copy()))
             reads = True
@@ -67,7 +73,7 @@ def rewrite(
             if not table.args.get("alias"):
                 table.set("alias", exp.TableAlias(this=source.copy()))
             table.set("this", exp.to_identifier(_RENAMED[source.name.lower()]))
-            reads = True
+            reads = plain = True
     if not reads:
         return Rewritten(statement.prefix, tree.sql(dialect=_DIALECT), reads_views=False)
     definitions = view_definitions(
@@ -78,7 +84,12 @@ def rewrite(
         multi=multi,
         bounded=bounded,
     )
-    return Rewritten(statement.prefix, _with_views(tree, definitions), reads_views=True)
+    return Rewritten(
+        statement.prefix,
+        _with_views(tree, definitions),
+        reads_views=True,
+        queries=() if plain else tuple(queries),
+    )
 
 
 def _with_views(tree: exp.Expr, definitions: list[str]) -> str:

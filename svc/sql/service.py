@@ -30,7 +30,7 @@ from svc.errors import (
     ServiceUnavailableError,
 )
 from svc.query.alarms import after
-from svc.query.engine import AnyView, QueryEngine, ScanStats, too_much_memory
+from svc.query.engine import AnyView, QueryEngine, ScanStats, add_file_scan, too_much_memory
 from svc.query.memory import parse_memory_limit
 from svc.query.tenants import MultiView
 from svc.sql.metrics import SqlMetrics
@@ -101,8 +101,7 @@ def _paths(view: AnyView) -> list[str]:
 def _scan(view: AnyView, stats: ScanStats) -> None:
     files = view.files
     stats.files = len(files)
-    stats.file_rows = sum(f.rows for f in files)
-    stats.file_bytes = sum(f.file_bytes for f in files)
+    add_file_scan(stats, view, files)
     stats.head_rows = sum(t.num_rows for t in view.head_tables)
 
 
@@ -290,6 +289,7 @@ class SqlService:
             stream_table=STREAM_ROWS,
             bounded=not within(view, request.start_ns, request.end_ns),
         )
+        view = self.engine.narrowed_to_needles(view, rewritten.queries)
         stack = ExitStack()
         try:
             run = _Run(self._take())

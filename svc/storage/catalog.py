@@ -30,6 +30,7 @@ __all__ = [
     "FileEntry",
     "FileStreamRow",
     "FilesChangedError",
+    "SkipIndexRow",
     "StreamRow",
 ]
 
@@ -51,6 +52,9 @@ CREATE TABLE IF NOT EXISTS file_streams (
     path TEXT NOT NULL, stream_id INTEGER NOT NULL, rows INTEGER NOT NULL,
     line_bytes INTEGER NOT NULL, min_ts INTEGER NOT NULL, max_ts INTEGER NOT NULL,
     PRIMARY KEY (path, stream_id)
+);
+CREATE TABLE IF NOT EXISTS skip_indexes (
+    path TEXT PRIMARY KEY, bytes INTEGER NOT NULL, checksum INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS backfill_inputs (
     key TEXT PRIMARY KEY, tenant TEXT NOT NULL, name TEXT NOT NULL, rows INTEGER NOT NULL,
@@ -125,6 +129,17 @@ class FileStreamRow:
     line_bytes: int
     min_ts: int
     max_ts: int
+
+
+@dataclass(frozen=True)
+class SkipIndexRow:
+    """The skipping index of one listed file: its sidecar's size and CRC-32 (a sidecar
+    with other bytes is not trusted)."""
+
+    path: str
+    """The lake file's path (the sidecar is named after it)."""
+    nbytes: int
+    checksum: int
 
 
 class Catalog:
@@ -272,6 +287,7 @@ class Catalog:
                 if db.execute("DELETE FROM files WHERE path=?", (path,)).rowcount != 1:
                     raise FilesChangedError(f"lake file {path} is no longer listed")
             db.executemany("DELETE FROM file_streams WHERE path=?", gone)
+            db.executemany("DELETE FROM skip_indexes WHERE path=?", gone)
             db.executemany("INSERT INTO files VALUES (?,?,?,?,?,?,?,?,?)", _file_rows(added))
             db.executemany(_UPSERT_FILE_STREAM, _file_stream_rows(file_streams))
             if also is not None:
@@ -395,6 +411,43 @@ class Catalog:
         with self.transaction(faulted=False) as db:
             db.executemany("DELETE FROM files WHERE path=?", rows)
             db.executemany("DELETE FROM file_streams WHERE path=?", rows)
+            db.executemany("DELETE FROM skip_indexes WHERE path=?", rows)
+
+    def list_skip_index(self, row: SkipIndexRow) -> bool:
+        """List the skipping index of a file, replacing an older listing, while the file
+        is listed; False (nothing listed) when it is not."""
+        with self.transaction(faulted=False, counted=False) as db:
+            # One statement: a swap that unlists the file commits before or after it.
+            changed = db.execute(
+                "INSERT INTO skip_indexes SELECT ?, ?, ? WHERE EXISTS "
+                "(SELECT 1 FROM files WHERE path=?) ON CONFLICT (path) DO UPDATE "
+                "SET bytes=excluded.bytes, checksum=excluded.checksum",
+                (row.path, row.nbytes, row.checksum, row.path),
+            ).rowcount
+        return changed == 1
+
+    def skip_indexes(self, paths: Iterable[str]) -> dict[str, SkipIndexRow]:
+        """The listed skipping indexes of the given files, by file path."""
+        wanted = list(paths)
+        found: dict[str, SkipIndexRow] = {}
+        with self._lock:
+            for offset in range(0, len(wanted), 500):
+                chunk = wanted[offset : offset + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT path, bytes, checksum FROM skip_indexes WHERE path IN ({marks})",
+                    chunk,
+                ).fetchall()
+                found.update((row[0], SkipIndexRow(*row)) for row in rows)
+        return found
+
+    def files_without_skip_index(self) -> list[str]:
+        """Paths of the listed files the catalog lists no skipping index for."""
+        rows = self.read(
+            "SELECT path FROM files WHERE NOT EXISTS "
+            "(SELECT 1 FROM skip_indexes WHERE skip_indexes.path = files.path)"
+        )
+        return [str(row[0]) for row in rows]
 
     def lists(self, path: str) -> bool:
         """Whether the file is listed."""

@@ -11,9 +11,11 @@ a fault and optionally how many calls fail before the site works again::
     compactor.swap kill 1   # the process SIGKILLs itself at that point of a compaction
 
 Sites: ``wal.write``, ``wal.sync``, ``wal.truncate``, ``wal.open`` (a new segment),
-``lake.write``, ``lake.sync``, ``catalog.commit`` and ``disk.usage``. Faults: ``enospc``,
-``eio`` and, for writes, ``short`` (half the bytes land, then ENOSPC). The ``kill`` fault
-works at any site, and at the crash points of compaction jobs (``compactor.written``: the
+``lake.write``, ``lake.sync``, ``skip.write``, ``skip.sync`` (a skipping index's sidecar),
+``catalog.commit``, ``disk.usage`` and the read site ``skip.read`` (a sidecar). Faults:
+``enospc``, ``eio``, for writes ``short`` (half the bytes land, then ENOSPC) and for reads
+``flip`` (one bit of the bytes read is turned: damage that keeps the length). The ``kill``
+fault works at any site, and at the crash points of compaction jobs (``compactor.written``: the
 new files are on disk, ``compactor.swap``: inside the catalog transaction,
 ``compactor.swapped``: after it, ``compactor.removing``: between two removals): the
 process sends itself SIGKILL there, a ``kill -9`` at an exact moment. The file is read
@@ -39,6 +41,7 @@ __all__ = [
     "disk_usage",
     "fdatasync",
     "ftruncate",
+    "read_bytes",
     "write_all",
 ]
 
@@ -121,6 +124,19 @@ def check_file(site: str, path: Path) -> None:
         if kind == "short":
             os.truncate(path, path.stat().st_size // 2)
         raise _error(kind)
+
+
+def read_bytes(site: str, data: bytes) -> bytes:
+    """``data`` as read at ``site``: with ``flip``, one bit in the middle turned; other
+    faults raise their error."""
+    if _injector is None or (kind := _injector.fault(site)) is None:
+        return data
+    if kind != "flip":
+        raise _error(kind)
+    if not data:
+        return data
+    middle = len(data) // 2
+    return data[:middle] + bytes([data[middle] ^ 0x10]) + data[middle + 1 :]
 
 
 def catalog_check() -> None:

@@ -132,13 +132,14 @@ def day_directory(tenant: str, day: str) -> Path:
     return Path(tenant_directory_name(tenant)) / f"day={day}"
 
 
-def publish_file(temporary: Path, final: Path) -> None:
+def publish_file(temporary: Path, final: Path, sites: str = "lake") -> None:
     """Make a written file durable under its final name: fsync, rename, fsync the
-    directory; the temporary file is removed when that fails."""
+    directory; the temporary file is removed when that fails. ``sites``: the fault
+    injection sites' prefix (``<sites>.write``, ``<sites>.sync``)."""
     try:
-        faults.check_file("lake.write", temporary)
+        faults.check_file(f"{sites}.write", temporary)
         with temporary.open("rb") as handle:
-            faults.check("lake.sync")
+            faults.check(f"{sites}.sync")
             os.fsync(handle.fileno())
     except BaseException:
         with contextlib.suppress(OSError):

@@ -57,13 +57,18 @@ class LakeStorage(ABC):
         """What DuckDB and pyarrow open to read the file at a lake path."""
 
     @abstractmethod
-    def publish(self, temporary: Path, relative: str) -> int:
+    def publish(self, temporary: Path, relative: str, sites: str = "lake") -> int:
         """Make a completely written local file readable under its lake path, whole and
-        durable; returns its size. ``temporary`` is gone afterwards, also on failure."""
+        durable; returns its size. ``temporary`` is gone afterwards, also on failure.
+        ``sites``: the prefix of its fault injection sites (``lake``, ``skip``)."""
 
     @abstractmethod
     def remove(self, relative: str) -> None:
         """Delete a file (a missing one is no error)."""
+
+    @abstractmethod
+    def read(self, relative: str) -> bytes:
+        """The whole content of a (small) file; OSError when it cannot be read."""
 
     @abstractmethod
     def files(self) -> list[str]:
@@ -94,13 +99,16 @@ class LocalLake(LakeStorage):
     def url(self, relative: str) -> str:
         return str(self.root / relative)
 
-    def publish(self, temporary: Path, relative: str) -> int:
+    def publish(self, temporary: Path, relative: str, sites: str = "lake") -> int:
         final = self.root / relative
-        publish_file(temporary, final)
+        publish_file(temporary, final, sites)
         return final.stat().st_size
 
     def remove(self, relative: str) -> None:
         (self.root / relative).unlink(missing_ok=True)
+
+    def read(self, relative: str) -> bytes:
+        return (self.root / relative).read_bytes()
 
     def files(self) -> list[str]:
         return lake_files(self.root)
@@ -163,9 +171,9 @@ class S3Lake(LakeStorage):
     def _key(self, relative: str) -> str:
         return f"{self._base}{relative}"
 
-    def publish(self, temporary: Path, relative: str) -> int:
+    def publish(self, temporary: Path, relative: str, sites: str = "lake") -> int:
         try:
-            faults.check_file("lake.write", temporary)
+            faults.check_file(f"{sites}.write", temporary)
             size = temporary.stat().st_size
             # One stream: pyarrow uploads it as a single PUT or a multipart upload that is
             # completed on close; an error aborts it and nothing becomes visible.
@@ -183,6 +191,10 @@ class S3Lake(LakeStorage):
     def remove(self, relative: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.filesystem.delete_file(self._key(relative))
+
+    def read(self, relative: str) -> bytes:
+        with self.filesystem.open_input_stream(self._key(relative)) as source:
+            return bytes(source.readall())
 
     def files(self) -> list[str]:
         selector = pafs.FileSelector(self._base.rstrip("/"), recursive=True, allow_not_found=True)

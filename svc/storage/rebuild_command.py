@@ -15,6 +15,7 @@ from pathlib import Path
 
 from svc.storage.catalog import CATALOG_FILENAME, Catalog
 from svc.storage.files import DataDirectoryLock, fsync_directory
+from svc.storage.objects import LocalLake
 from svc.storage.rebuild import rebuild_catalog
 from svc.storage.skip_index import sweep_sidecars
 from svc.storage.skip_indexer import build_missing
@@ -39,7 +40,7 @@ def rebuild_data_directory(root: Path) -> str:
             carried = _carry_over(kept, catalog) if kept is not None else []
             listed = catalog.all_files()
             sweep_sidecars(root / "lake", [f.path for f in listed])
-            built, kept_indexes = build_missing(root / "lake", [(f.path, f.rows) for f in listed])
+            built, kept_indexes = build_missing(LocalLake(root / "lake"), catalog, listed)
         finally:
             catalog.close()
     finally:
@@ -49,7 +50,7 @@ def rebuild_data_directory(root: Path) -> str:
         f"files listed: {len(report.listed)}",
         f"streams: {report.streams}",
         f"flushed WAL segment (watermark): {report.watermark}",
-        f"skipping indexes built: {built} (kept: {kept_indexes})",
+        f"skipping indexes built: {built} (sidecars found and listed: {kept_indexes})",
     ]
     if report.unlisted:
         lines.append(
@@ -78,7 +79,7 @@ def _set_aside(catalog_path: Path) -> Path | None:
     return kept
 
 
-_LAKE_TABLES = frozenset({"files", "streams", "state", "file_streams"})
+_LAKE_TABLES = frozenset({"files", "streams", "state", "file_streams", "skip_indexes"})
 
 
 def _carry_over(old: Path, catalog: Catalog) -> list[str]:

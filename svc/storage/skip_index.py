@@ -1,12 +1,13 @@
 """The token skipping index of a lake file: which row groups may hold a needle.
 
-For each row group of a Parquet file, two Bloom filters over the ``line`` column:
+For each row group of a Parquet file, three Bloom filters:
 
-* **tokens**: every distinct *token* of the lines. A token is a maximal run of token
-  bytes: ASCII letters, digits and ``_``, and every byte of a non-ASCII character (so a
-  word in any script is one token). Every other ASCII byte separates tokens (space,
+* **tokens**: every distinct *token* of the ``line`` column. A token is a maximal run of
+  token bytes: ASCII letters, digits and ``_``, and every byte of a non-ASCII character
+  (so a word in any script is one token). Every other ASCII byte separates tokens (space,
   ``=``, ``"``, ``,``, ``:``, ``/``, ``.``, ``-``, brackets, ...).
 * **grams**: every distinct byte 5-gram *inside* a token (never across a separator).
+* **pairs**: every distinct structured-metadata ``name``/``value`` pair of the rows.
 
 A needle (a substring every matching line contains, see ``svc/query/needles.py``) maps
 to what its lines must hold: each of its runs of token bytes that has a separator on both
@@ -14,18 +15,22 @@ sides *within the needle* is a whole token of the line, and every 5-gram inside 
 its runs is a 5-gram inside a token of the line. A row group whose filters lack any of
 them cannot hold the needle. A needle that yields nothing (shorter than 5 bytes with no
 whole token, say ``"err"`` or ``"4242"`` at an edge) cannot be answered from the index.
+A metadata needle (``| trace_id="abc"``) is one pair.
 
-The filters of ``<name>.parquet`` live in a sidecar next to it, ``<name>.skip``, written
-after the file (``svc/storage/skip_indexer.py``); a file without one is scanned whole.
-Everything is in bytes of UTF-8, so unicode needles are answered like any other.
+The filters of ``<name>.parquet`` live in a sidecar next to it, ``<name>.skip`` (a file
+in a local lake, an object in a bucket), published like lake files (whole or not at all)
+by ``svc/storage/skip_indexer.py``, which then lists it in the catalog with its size and
+checksum. Only listed sidecars are read, and only when their bytes are the listed ones: a
+stale, damaged or missing sidecar leaves its file to the scan. Everything is in bytes of
+UTF-8, so unicode needles are answered like any other.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import uuid
+import zlib
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,20 +42,28 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from svc.storage.files import fsync_directory
+from svc.storage import faults
+from svc.storage.catalog import SkipIndexRow
+from svc.storage.objects import LakeStorage
 
 __all__ = [
     "GRAM",
     "SIDECAR_SUFFIX",
+    "GroupIndex",
     "Needle",
     "SkipIndex",
     "build_group",
+    "checksum",
+    "encode",
     "load",
     "needle",
+    "pair_needle",
+    "parse",
+    "publish_sidecar",
     "remove_sidecars",
     "sidecar_path",
+    "sidecar_relative",
     "sweep_sidecars",
-    "write_sidecar",
 ]
 
 GRAM = 5
@@ -58,7 +71,8 @@ GRAM = 5
 selective, short enough that a needle of five token bytes is answered."""
 
 SIDECAR_SUFFIX = ".skip"
-_MAGIC = b"SVCSKIP1"
+_MAGIC = b"SVCSKIP2"
+"""Version 2 added the structured-metadata pair filter and the row groups' sizes."""
 _TOKEN_BITS, _TOKEN_HASHES = 6, 4
 """Bits per distinct token and probes: about 5.6% false positives per token."""
 _GRAM_BITS, _GRAM_HASHES = 2, 1
@@ -68,6 +82,7 @@ grams (a 16-digit trace id twelve, about 1e-5 together)."""
 _U64 = np.uint64
 _PRIME = _U64(0x100000001B3)
 _GRAM_SALT = _U64(0x5BD1E9955BD1E995)
+_PAIR_SALT = _U64(0x27D4EB2F165667C5)
 
 _TOKEN_BYTE = np.zeros(256, dtype=bool)
 _TOKEN_BYTE[[*b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"]] = True
@@ -180,27 +195,47 @@ def _all_present(bloom: bytes, hashes: tuple[int, ...], probes: int) -> bool:
 
 class _Group(msgspec.Struct, array_like=True):
     rows: int
+    line_bytes: int
+    file_bytes: int
+    """Compressed bytes of the row group in the lake file (what reading it costs)."""
     tokens: int
-    """Bytes of the token filter (they follow the previous group's gram filter)."""
+    """Bytes of the token filter (they follow the previous group's pair filter)."""
     grams: int
+    pairs: int
 
 
 class _Header(msgspec.Struct):
     gram: int
     groups: list[_Group]
+    crc: int
+    """CRC-32 of the filters that follow: damage is found without the catalog."""
+
+
+@dataclass(frozen=True)
+class GroupIndex:
+    """One row group's filters and sizes."""
+
+    rows: int
+    line_bytes: int
+    file_bytes: int
+    tokens: bytes
+    grams: bytes
+    pairs: bytes
 
 
 @dataclass(frozen=True)
 class Needle:
-    """What a line holding one literal must hold: token and gram hashes."""
+    """What a matching line must hold: token and gram hashes of one literal of ``line``,
+    or the hash of one structured-metadata pair."""
 
     tokens: tuple[int, ...]
     grams: tuple[int, ...]
+    pairs: tuple[int, ...] = ()
 
     @property
     def answerable(self) -> bool:
-        """Whether the index can rule anything out for this literal."""
-        return bool(len(self.tokens) or len(self.grams))
+        """Whether the index can rule anything out for this needle."""
+        return bool(len(self.tokens) or len(self.grams) or len(self.pairs))
 
 
 def needle(literal: str) -> Needle:
@@ -227,15 +262,49 @@ def needle(literal: str) -> Needle:
     return Needle(tuple(int(h) for h in tokens), tuple(int(h) for h in grams))
 
 
-def build_group(lines: pa.Array | pa.ChunkedArray) -> tuple[int, bytes, bytes]:
-    """One row group's rows and filters (tokens, grams) from its ``line`` column."""
+def pair_needle(name: str, value: str) -> Needle:
+    """What an entry whose structured metadata maps ``name`` to ``value`` holds."""
+    try:
+        raw = name.encode() + b"\x00" + value.encode()
+    except UnicodeEncodeError:
+        return Needle((), ())
+    return Needle((), (), tuple(int(h) for h in _pair_hashes(pa.array([raw], pa.binary()))))
+
+
+def _pair_hashes(pairs: pa.Array) -> U64Array:
+    """A 64-bit hash of each ``name NUL value`` (binary strings, not empty)."""
+    return _mix(_token_hashes(pairs) ^ _PAIR_SALT)
+
+
+def _distinct_pairs(metadata: pa.Array | None) -> pa.Array:
+    """The distinct ``name NUL value`` of a structured-metadata map column."""
+    if metadata is None or len(metadata) == metadata.null_count:
+        return pa.array([], pa.binary())
+    flat = metadata.cast(pa.map_(pa.string(), pa.string()))
+    keys, values = flat.keys.fill_null(""), flat.items.fill_null("")
+    joined = pc.binary_join_element_wise(keys, values, "\x00")
+    return pc.unique(joined).cast(pa.binary())
+
+
+def build_group(
+    lines: pa.Array | pa.ChunkedArray,
+    metadata: pa.Array | pa.ChunkedArray | None = None,
+    file_bytes: int = 0,
+) -> GroupIndex:
+    """One row group's filters from its ``line`` and ``metadata`` columns; ``file_bytes``
+    is its compressed size in the file."""
     array = lines.combine_chunks() if isinstance(lines, pa.ChunkedArray) else lines
     array = array.cast(pa.string()).fill_null("")
+    if isinstance(metadata, pa.ChunkedArray):
+        metadata = metadata.combine_chunks()
     tokens = _distinct_tokens(array)
-    return (
-        len(array),
-        _bloom(_token_hashes(tokens), _TOKEN_BITS, _TOKEN_HASHES),
-        _bloom(_gram_hashes(tokens), _GRAM_BITS, _GRAM_HASHES),
+    return GroupIndex(
+        rows=len(array),
+        line_bytes=pc.sum(pc.binary_length(array)).as_py() or 0,
+        file_bytes=file_bytes,
+        tokens=_bloom(_token_hashes(tokens), _TOKEN_BITS, _TOKEN_HASHES),
+        grams=_bloom(_gram_hashes(tokens), _GRAM_BITS, _GRAM_HASHES),
+        pairs=_bloom(_pair_hashes(_distinct_pairs(metadata)), _TOKEN_BITS, _TOKEN_HASHES),
     )
 
 
@@ -243,81 +312,117 @@ def build_group(lines: pa.Array | pa.ChunkedArray) -> tuple[int, bytes, bytes]:
 class SkipIndex:
     """The filters of one file's row groups."""
 
-    rows: tuple[int, ...]
-    """Rows of each row group, in file order."""
-    tokens: tuple[bytes, ...]
-    grams: tuple[bytes, ...]
+    groups: tuple[GroupIndex, ...]
     nbytes: int
 
-    def may_hold(self, group: int, literal: Needle) -> bool:
-        """Whether row group ``group`` may hold a line containing the literal."""
-        return _all_present(self.tokens[group], literal.tokens, _TOKEN_HASHES) and _all_present(
-            self.grams[group], literal.grams, _GRAM_HASHES
+    @property
+    def rows(self) -> tuple[int, ...]:
+        """Rows of each row group, in file order."""
+        return tuple(group.rows for group in self.groups)
+
+    def may_hold(self, group: int, wanted: Needle) -> bool:
+        """Whether row group ``group`` may hold an entry with the needle."""
+        found = self.groups[group]
+        return (
+            _all_present(found.tokens, wanted.tokens, _TOKEN_HASHES)
+            and _all_present(found.grams, wanted.grams, _GRAM_HASHES)
+            and _all_present(found.pairs, wanted.pairs, _TOKEN_HASHES)
         )
 
 
-def sidecar_path(parquet: Path) -> Path:
-    """Where the index of the lake file at ``parquet`` is kept."""
+def sidecar_relative(relative: str) -> str:
+    """The lake path of the index of the lake file at ``relative``."""
     # Not ``<name>.parquet.skip``: whatever looks for ``*.parquet*`` finds lake files only.
+    return relative.removesuffix(".parquet") + SIDECAR_SUFFIX
+
+
+def sidecar_path(parquet: Path) -> Path:
+    """Where the index of the local lake file at ``parquet`` is kept."""
     return parquet.with_suffix(SIDECAR_SUFFIX)
 
 
-def write_sidecar(parquet: Path, groups: Sequence[tuple[int, bytes, bytes]]) -> int:
-    """Write the index of ``parquet`` durably (temporary name, fsync, rename); returns
-    its size in bytes."""
+def checksum(raw: bytes) -> int:
+    """The checksum the catalog keeps of a sidecar's bytes."""
+    return zlib.crc32(raw)
+
+
+def encode(groups: Sequence[GroupIndex]) -> bytes:
+    """The bytes of a sidecar holding ``groups``."""
+    body = b"".join(part for g in groups for part in (g.tokens, g.grams, g.pairs))
     header = msgspec.json.encode(
-        _Header(GRAM, [_Group(rows, len(t), len(g)) for rows, t, g in groups])
+        _Header(
+            GRAM,
+            [
+                _Group(
+                    g.rows, g.line_bytes, g.file_bytes, len(g.tokens), len(g.grams), len(g.pairs)
+                )
+                for g in groups
+            ],
+            zlib.crc32(body),
+        )
     )
-    final = sidecar_path(parquet)
+    return _MAGIC + len(header).to_bytes(4, "little") + header + body
+
+
+def publish_sidecar(lake: LakeStorage, relative: str, groups: Sequence[GroupIndex]) -> SkipIndexRow:
+    """Write the index of the lake file at ``relative`` next to it, whole or not at all
+    (as lake files are published); returns what the catalog lists of it."""
+    raw = encode(groups)
+    target = sidecar_relative(relative)
     # Named apart per writer: a query's request and the flush's may index a file at once.
-    temporary = final.with_name(f"{final.name}.{uuid.uuid4().hex}.tmp")
+    temporary = lake.staging / f"{target}.{uuid.uuid4().hex}.tmp"
+    temporary.parent.mkdir(parents=True, exist_ok=True)
     try:
         with temporary.open("wb") as handle:
-            handle.write(_MAGIC + len(header).to_bytes(4, "little") + header)
-            for _, tokens, grams in groups:
-                handle.write(tokens)
-                handle.write(grams)
-            handle.flush()
-            os.fsync(handle.fileno())
-        temporary.rename(final)
+            handle.write(raw)
     except BaseException:
         with contextlib.suppress(OSError):
             temporary.unlink(missing_ok=True)
         raise
-    fsync_directory(final.parent)
-    return final.stat().st_size
+    lake.publish(temporary, target, sites="skip")
+    return SkipIndexRow(relative, len(raw), checksum(raw))
 
 
 _CACHE_BYTES = 256 << 20
 """Loaded indexes kept in memory, newest use last (about 6% of the lake they cover)."""
-_cache: OrderedDict[tuple[str, int, int], SkipIndex | None] = OrderedDict()
+_cache: OrderedDict[tuple[str, int, int], SkipIndex] = OrderedDict()
 _cache_bytes = 0
 _cache_lock = threading.Lock()
 
 
-def _load_cached(path: str, size: int, mtime_ns: int) -> SkipIndex | None:
-    """The parsed sidecar at ``path``, read once while it stays the same file."""
+def load(lake: LakeStorage, listed: SkipIndexRow, rows: int) -> SkipIndex | None:
+    """The index the catalog lists for a lake file (of ``rows`` rows), or None when the
+    sidecar is missing, differs from what the catalog lists (stale or damaged) or does not
+    fit the file. Read once while the listing stays the same (failures are not kept: a
+    read that failed may succeed again)."""
     global _cache_bytes
-    key = (path, size, mtime_ns)
+    key = (lake.url(listed.path), listed.nbytes, listed.checksum)
     with _cache_lock:
-        if key in _cache:
+        index = _cache.get(key)
+        if index is not None:
             _cache.move_to_end(key)
-            return _cache[key]
-    try:
-        index = _parse(Path(path).read_bytes())
-    except OSError:
-        return None
-    with _cache_lock:
-        if key not in _cache:
-            _cache[key] = index
-            _cache_bytes += size
-            while _cache_bytes > _CACHE_BYTES and len(_cache) > 1:
-                (_, old_size, _), _ = _cache.popitem(last=False)
-                _cache_bytes -= old_size
-    return index
+    if index is None:
+        try:
+            raw = faults.read_bytes("skip.read", lake.read(sidecar_relative(listed.path)))
+        except OSError:
+            return None
+        if len(raw) != listed.nbytes or checksum(raw) != listed.checksum:
+            return None
+        index = parse(raw)
+        if index is None:
+            return None
+        with _cache_lock:
+            if key not in _cache:
+                _cache[key] = index
+                _cache_bytes += listed.nbytes
+                while _cache_bytes > _CACHE_BYTES and len(_cache) > 1:
+                    (_, old_size, _), _ = _cache.popitem(last=False)
+                    _cache_bytes -= old_size
+    return index if sum(index.rows) == rows else None
 
 
-def _parse(raw: bytes) -> SkipIndex | None:
+def parse(raw: bytes) -> SkipIndex | None:
+    """The index in a sidecar's bytes, or None when they are not one."""
     if raw[: len(_MAGIC)] != _MAGIC or len(raw) < len(_MAGIC) + 4:
         return None
     length = int.from_bytes(raw[len(_MAGIC) : len(_MAGIC) + 4], "little")
@@ -326,46 +431,34 @@ def _parse(raw: bytes) -> SkipIndex | None:
         header = msgspec.json.decode(raw[start : start + length], type=_Header)
     except msgspec.DecodeError:
         return None
-    if header.gram != GRAM:
-        return None
     body = raw[start + length :]
-    tokens: list[bytes] = []
-    grams: list[bytes] = []
+    if header.gram != GRAM or zlib.crc32(body) != header.crc:
+        return None
+    groups: list[GroupIndex] = []
     position = 0
     for group in header.groups:
-        tokens.append(body[position : position + group.tokens])
-        position += group.tokens
-        grams.append(body[position : position + group.grams])
-        position += group.grams
-    if position != len(body) or not all(map(len, tokens + grams)):
+        parts = []
+        for size in (group.tokens, group.grams, group.pairs):
+            parts.append(body[position : position + size])
+            position += size
+        if not all(map(len, parts)):
+            return None
+        groups.append(GroupIndex(group.rows, group.line_bytes, group.file_bytes, *parts))
+    if position != len(body):
         return None
-    return SkipIndex(tuple(g.rows for g in header.groups), tuple(tokens), tuple(grams), len(raw))
+    return SkipIndex(tuple(groups), len(raw))
 
 
-def load(parquet: Path, rows: int) -> SkipIndex | None:
-    """The index of the lake file at ``parquet`` (which holds ``rows`` rows), or None
-    when it has none yet or it does not fit the file. Loaded once per sidecar."""
-    path = sidecar_path(parquet)
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    index = _load_cached(str(path), stat.st_size, stat.st_mtime_ns)
-    if index is None or sum(index.rows) != rows:
-        return None
-    return index
-
-
-def remove_sidecars(parquets: Iterable[Path]) -> None:
+def remove_sidecars(lake: LakeStorage, relatives: Iterable[str]) -> None:
     """Remove the indexes of lake files that are gone (best effort)."""
-    for parquet in parquets:
+    for relative in relatives:
         with contextlib.suppress(OSError):
-            sidecar_path(parquet).unlink(missing_ok=True)
+            lake.remove(sidecar_relative(relative))
 
 
 def sweep_sidecars(lake_root: Path, listed: Iterable[str]) -> None:
-    """Remove indexes whose file is not listed, and half-written ones (startup only)."""
-    keep = {str(Path(relative).with_suffix(SIDECAR_SUFFIX)) for relative in listed}
+    """Remove local indexes whose file is not listed, and half-written ones (startup)."""
+    keep = {sidecar_relative(relative) for relative in listed}
     if not lake_root.is_dir():
         return
     for pattern in (f"tenant=*/day=*/*{SIDECAR_SUFFIX}", f"tenant=*/day=*/*{SIDECAR_SUFFIX}.*.tmp"):

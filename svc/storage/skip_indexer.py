@@ -1,10 +1,16 @@
-"""Builds the skipping index (``skip_index.py``) of lake files, off the write path.
+"""Builds the skipping index (``skip_index.py``) of lake files, off the write path, and
+lists it in the catalog.
 
 A flush or a compaction publishes its files and lists them first; their indexes are built
 afterwards on one background thread at a lower CPU priority, so neither waits for the
 tokenising (about 0.6 s of CPU per 131,072-row row group of the benchmark corpus). A
-query that meets a listed file without an index scans it whole and asks for one; so files
-of a backfill, of a catalog rebuild or of an older version get theirs on first use.
+query that meets a listed file without a listed index (or whose sidecar is not the one
+listed) scans it whole and asks for one; so files of a backfill, of a catalog rebuild or
+of an older version get theirs on first use. A sidecar already there that fits its file
+row group by row group (a catalog rebuilt from the lake) is listed as it is.
+
+An index is listed only while its file is: a file compacted away meanwhile leaves no
+listing behind, and its sidecar goes.
 """
 
 from __future__ import annotations
@@ -15,68 +21,146 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable
-from pathlib import Path
+from typing import Any
 
-import pyarrow.parquet as pq
-
+from svc.storage.catalog import Catalog, FileEntry, SkipIndexRow
+from svc.storage.lake_urls import parquet_file
+from svc.storage.objects import LakeStorage
 from svc.storage.skip_index import (
+    SkipIndex,
     build_group,
+    checksum,
     load,
+    parse,
+    publish_sidecar,
     remove_sidecars,
-    sidecar_path,
-    write_sidecar,
+    sidecar_relative,
 )
 
-__all__ = ["SkipIndexer", "build_file", "build_missing"]
+__all__ = ["SkipIndexer", "build_file", "build_missing", "listed_indexes"]
 
 log = logging.getLogger(__name__)
 
 _LOWER_PRIORITY = 10
 
 
-def build_file(parquet: Path, cancelled: Callable[[], bool] = lambda: False) -> int:
-    """Write the index of the lake file at ``parquet``; returns its size in bytes (0:
+def build_file(
+    lake: LakeStorage, relative: str, cancelled: Callable[[], bool] = lambda: False
+) -> SkipIndexRow | None:
+    """Publish the index of the lake file at ``relative``; returns what to list (None:
     ``cancelled`` said so between two row groups, nothing written). Raises OSError (or
     Arrow's errors) when the file cannot be read."""
-    source = pq.ParquetFile(parquet)
+    source = parquet_file(lake.url(relative))
+    columns = ["line", "metadata"] if "metadata" in source.schema_arrow.names else ["line"]
     groups = []
     for group in range(source.num_row_groups):
         if cancelled():
-            return 0
-        groups.append(build_group(source.read_row_group(group, columns=["line"])["line"]))
-    size = write_sidecar(parquet, groups)
-    if not parquet.exists():  # removed (compacted away, quarantined) while we read it
-        remove_sidecars([parquet])
-    return size
+            return None
+        table = source.read_row_group(group, columns=columns)
+        groups.append(
+            build_group(
+                table["line"],
+                table["metadata"] if "metadata" in columns else None,
+                _compressed_bytes(source.metadata.row_group(group)),
+            )
+        )
+    return publish_sidecar(lake, relative, groups)
 
 
-def _fits(parquet: Path) -> bool:
-    """Whether the lake file at ``parquet`` has an index that fits it."""
-    return load(parquet, pq.ParquetFile(parquet).metadata.num_rows) is not None
+def _compressed_bytes(group: Any) -> int:
+    """The bytes a row group takes in its file (its column chunks, compressed)."""
+    return sum(group.column(i).total_compressed_size for i in range(group.num_columns))
 
 
-def build_missing(lake_root: Path, files: Iterable[tuple[str, int]]) -> tuple[int, int]:
-    """Give every listed file (relative path, rows) an index that fits it, at once;
-    returns how many were built and how many were kept (``svc catalog rebuild``)."""
+def _existing(lake: LakeStorage, relative: str) -> SkipIndexRow | None:
+    """The sidecar already next to the file, when it fits it row group by row group."""
+    try:
+        raw = lake.read(sidecar_relative(relative))
+    except OSError:
+        return None
+    index = parse(raw)
+    if index is None:
+        return None
+    footer = parquet_file(lake.url(relative)).metadata
+    groups = [footer.row_group(group).num_rows for group in range(footer.num_row_groups)]
+    if list(index.rows) != groups:
+        return None
+    return SkipIndexRow(relative, len(raw), checksum(raw))
+
+
+def _index(
+    lake: LakeStorage, catalog: Catalog, relative: str, cancelled: Callable[[], bool]
+) -> tuple[SkipIndexRow | None, bool]:
+    """Give the file a listed index: (its listing, None when it has none now; whether it
+    was built). A sidecar already there is listed as it is only when the catalog lists
+    none for the file (a rebuilt catalog): one that differs from its listing is rebuilt."""
+    listed = catalog.skip_indexes([relative]).get(relative)
+    row = _existing(lake, relative) if listed is None else None
+    if listed is not None and row is None:
+        try:
+            rows = parquet_file(lake.url(relative)).metadata.num_rows
+        except OSError:
+            rows = -1
+        if load(lake, listed, rows) is not None:
+            return listed, False
+    built = row is None
+    if row is None:
+        row = build_file(lake, relative, cancelled)
+        if row is None:
+            return None, False
+    if not catalog.list_skip_index(row):  # unlisted (compacted away, quarantined) meanwhile
+        remove_sidecars(lake, [relative])
+        return None, built
+    return row, built
+
+
+def build_missing(
+    lake: LakeStorage, catalog: Catalog, files: Iterable[FileEntry]
+) -> tuple[int, int]:
+    """Give every listed file a listed index that fits it, at once; returns how many were
+    built and how many sidecars already there were kept (``svc catalog rebuild``)."""
+    wanted = list(files)
+    listed = catalog.skip_indexes(f.path for f in wanted)
     built = kept = 0
-    for relative, rows in files:
-        parquet = lake_root / relative
-        if load(parquet, rows) is not None:
+    for entry in wanted:
+        row = listed.get(entry.path)
+        if row is not None and load(lake, row, entry.rows) is not None:
             kept += 1
             continue
         try:
-            build_file(parquet)
-            built += 1
+            done, fresh = _index(lake, catalog, entry.path, lambda: False)
         except Exception as exc:  # the file stays usable, scanned whole
-            log.warning("could not build the skipping index of %s: %s", relative, exc)
+            log.warning("could not build the skipping index of %s: %s", entry.path, exc)
+            continue
+        built += done is not None and fresh
+        kept += done is not None and not fresh
     return built, kept
+
+
+def listed_indexes(
+    lake: LakeStorage, catalog: Catalog, files: Iterable[FileEntry]
+) -> tuple[dict[str, SkipIndex], list[str]]:
+    """The usable listed indexes of ``files`` by path, and the files without one."""
+    wanted = list(files)
+    listed = catalog.skip_indexes(f.path for f in wanted) if wanted else {}
+    found: dict[str, SkipIndex] = {}
+    missing = []
+    for entry in wanted:
+        row = listed.get(entry.path)
+        index = None if row is None else load(lake, row, entry.rows)
+        if index is None:
+            missing.append(entry.path)
+        else:
+            found[entry.path] = index
+    return found, missing
 
 
 class SkipIndexer:
     """One background thread that indexes the lake files it is asked to, once each."""
 
-    def __init__(self, lake_root: Path, *, enabled: bool = True) -> None:
-        self.lake_root = lake_root
+    def __init__(self, lake: LakeStorage, catalog: Catalog, *, enabled: bool = True) -> None:
+        self.lake = lake
+        self.catalog = catalog
         self.enabled = enabled
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._asked: set[str] = set()
@@ -109,7 +193,7 @@ class SkipIndexer:
         thread.join()
 
     def request(self, relative_paths: Iterable[str]) -> None:
-        """Index these lake files (relative paths) unless asked already."""
+        """Index these lake files (relative paths) unless they are waiting already."""
         if not self.enabled:
             return
         with self._lock:
@@ -136,21 +220,17 @@ class SkipIndexer:
                 self._queue.task_done()
 
     def _index(self, relative: str) -> None:
-        parquet = self.lake_root / relative
         try:
-            if sidecar_path(parquet).exists() and _fits(parquet):
-                return
-            size = build_file(parquet, self._stopping.is_set)
-            if not size:
-                with self._lock:
-                    self._asked.discard(relative)
-                return
-            self.built_bytes += size
-            self.built_total += 1
+            row, built = _index(self.lake, self.catalog, relative, self._stopping.is_set)
+            if built and row is not None:
+                self.built_total += 1
+                self.built_bytes += row.nbytes
         except FileNotFoundError:
             return  # compacted away or quarantined meanwhile: nothing to index
         except Exception as exc:  # the file stays usable, scanned whole
             self.failed_total += 1
-            with self._lock:
-                self._asked.discard(relative)  # a later query asks again
             log.warning("could not build the skipping index of %s: %s", relative, exc)
+        finally:
+            # Asked again if a query finds it without a usable index (a damaged sidecar).
+            with self._lock:
+                self._asked.discard(relative)

@@ -69,6 +69,7 @@ __all__ = [
     "DeleteFilter",
     "FlushError",
     "IngesterShuttingDownError",
+    "ReadShare",
     "Store",
     "StoreSettings",
     "StoreView",
@@ -130,8 +131,7 @@ class StoreSettings:
     writer: str = ""
     """This process's name in a shared catalog (whose WAL watermark it advances)."""
     skip_index: bool = True
-    """Build the skipping index of new lake files in the background (``skip_indexer``);
-    a lake in object storage has none (its sidecars would be local files)."""
+    """Build the skipping index of new lake files in the background (``skip_indexer``)."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,20 @@ class DeleteFilter:
     query: LogQuery
     start_ns: int
     end_ns: int
+
+
+@dataclass(frozen=True)
+class ReadShare:
+    """What a query reads of a file narrowed to some row groups (its statistics)."""
+
+    rows: int
+    line_bytes: int
+    file_bytes: int
+
+    @classmethod
+    def whole(cls, entry: FileEntry) -> ReadShare:
+        """All of a file."""
+        return cls(entry.rows, entry.line_bytes, entry.file_bytes)
 
 
 @dataclass
@@ -162,6 +176,13 @@ class StoreView:
     row_ranges: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     """Files (relative paths) of which only these row ranges (first row, rows) are read:
     the row groups the skipping index says may hold the query's needles."""
+    shares: dict[str, ReadShare] = field(default_factory=dict)
+    """Of the files in ``row_ranges``, what those row groups hold (statistics)."""
+
+    def share(self, entry: FileEntry) -> ReadShare:
+        """What the view reads of one of its files."""
+        found = self.shares.get(entry.path)
+        return ReadShare.whole(entry) if found is None else found
 
     @property
     def paths(self) -> list[str]:
@@ -212,9 +233,7 @@ class Store:
         self.disk_guard = DiskGuard(settings.root, settings.disk_full_threshold)
         self._index = StreamIndex()
         self.leases = FileLeases()
-        self.skip_indexer = SkipIndexer(
-            self.lake_root, enabled=settings.skip_index and self.lake.local
-        )
+        self.skip_indexer = SkipIndexer(self.lake, self.catalog, enabled=settings.skip_index)
         # (tenant, start_ns, end_ns) -> the delete filters of the tenant's views (deletion).
         self.delete_filters: Callable[[str, int, int], tuple[DeleteFilter, ...]] | None = None
         self.head = Head()
@@ -340,6 +359,10 @@ class Store:
         skipping indexer's."""
         self._flusher = threading.Thread(target=self._flush_loop, name="flusher", daemon=True)
         self._flusher.start()
+        if not self.catalog.shared:
+            # Files of an older version or of a rebuilt catalog: indexed in the background
+            # (with a shared catalog, each file when a query first meets it).
+            self.skip_indexer.request(self.catalog.files_without_skip_index())
         self.skip_indexer.start()
 
     def stop_flusher(self) -> None:
@@ -702,10 +725,9 @@ class Store:
                 log.warning("could not remove replaced lake file %s: %s", relative, exc)
                 self.leases.retire([relative], 60.0)
                 continue
+            remove_sidecars(self.lake, [relative])
             if self.lake.local:
-                path = self.lake_root / relative
-                remove_sidecars([path])
-                directories.add(path.parent)
+                directories.add((self.lake_root / relative).parent)
             removed.append(relative)
         for directory in directories:
             with contextlib.suppress(OSError):
@@ -775,8 +797,7 @@ class Store:
         if not bad:
             return
         for relative, reason in bad:
-            if self.lake.local:
-                remove_sidecars([self.lake_root / relative])
+            remove_sidecars(self.lake, [relative])
             moved = self.lake.set_aside(relative, self.quarantine_root)
             log.error(
                 "lake file %s is unusable (%s): quarantined%s and unlisted; its entries are "

@@ -3,6 +3,7 @@ and a server flushes, queries, restarts and compacts over it."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import threading
@@ -11,19 +12,33 @@ import uuid
 from pathlib import Path
 
 import duckdb
+import hypothesis
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from hypothesis import strategies as st
 
 from examples.cluster.services import ACCESS_KEY, SECRET_KEY, S3Server
+from logql_to_sql import parse
 from svc.__main__ import load_config
 from svc.config import LOCAL_STORAGE_ONLY, ConfigError
+from svc.query.engine import QueryEngine
 from svc.storage.lake_check import check_file
 from svc.storage.lake_urls import read_metadata
 from svc.storage.objects import S3Lake, S3Settings
+from svc.storage.skip_index import sidecar_relative
+from svc.storage.store import StoreView
 from tests.e2e.clients import now_ns, push, query_range, stream_values
 from tests.e2e.server import Server
+from tests.stores import open_store
+from tests.svc.query.test_skip_index import (
+    START,
+    TENANT,
+    both_answers,
+    fill_lake,
+    needle_queries,
+)
 
 SECOND = 1_000_000_000
 
@@ -185,3 +200,41 @@ def test_backfills_refuse_shared_storage(s3: S3Server, tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert (done.returncode, done.stderr) == (1, f"error: {LOCAL_STORAGE_ONLY}\n")
+
+
+def test_the_skipping_index_serves_a_lake_in_the_bucket(s3: S3Server, tmp_path: Path) -> None:
+    """Sidecars are objects next to their files, listed in the catalog, read through the
+    lake, removed with their file; indexed answers equal full scans."""
+    settings = _lake(s3, tmp_path).settings
+    with open_store(tmp_path / "data", object_store=settings) as store:
+        stored, end = fill_lake(store, 1)
+        files = store.catalog.all_files()
+        listed = store.catalog.skip_indexes(f.path for f in files)
+        assert len(files) >= 2 and set(listed) == {f.path for f in files}
+        for entry in files:
+            assert store.lake.size(sidecar_relative(entry.path)) == listed[entry.path].nbytes
+        assert not [p for p in (tmp_path / "data").rglob("*.skip*") if p.is_file()]
+        engine = QueryEngine(store, timeout_seconds=60)
+        try:
+            trace = next(x for x in reversed(stored) if "trace_id" in x).split('"trace_id": "')[1]
+            narrowed = engine.view((TENANT,), START, end, parse(f'{{app=~".+"}} |= "{trace[:16]}"'))
+            assert isinstance(narrowed, StoreView)
+            assert narrowed.row_ranges or len(narrowed.files) < len(files)
+            del narrowed  # its lease would keep the files
+
+            @hypothesis.settings(max_examples=12, deadline=None, derandomize=True)
+            @hypothesis.given(data=st.data())
+            def indexed_equal_scanned(data: st.DataObject) -> None:
+                query = data.draw(needle_queries(stored))
+                indexed, scanned = both_answers(engine, query, end)
+                assert indexed == scanned, query
+
+            indexed_equal_scanned()
+        finally:
+            engine.close()
+        gone = files[0]
+        store.swap_files([gone], [], [])
+        gc.collect()
+        assert gone.path in store.remove_retired()
+        assert store.lake.size(sidecar_relative(gone.path)) is None
+        assert not store.catalog.skip_indexes([gone.path])

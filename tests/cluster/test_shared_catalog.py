@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 
 from examples.cluster.services import PostgresServer, S3Server
+from svc.storage.catalog import Catalog, FileEntry, SkipIndexRow
 from tests.e2e.clients import now_ns, push, query_range
 from tests.e2e.server import Server, merge
 
@@ -177,3 +178,22 @@ def test_one_compactor_runs_at_a_time(
         for server in (first, second):
             if server.process is not None:
                 server.stop()
+
+
+def test_skipping_indexes_are_listed_with_their_files_in_postgresql(
+    postgres: PostgresServer,
+) -> None:
+    catalog = Catalog.postgres(postgres.database(f"svc_{uuid.uuid4().hex[:12]}"), "w")
+    try:
+        entry = FileEntry("tenant=t/day=2026-01-01/a.parquet", "t", "2026-01-01", 1, 2, 3, 4, 5, 1)
+        assert not catalog.list_skip_index(SkipIndexRow(entry.path, 10, 1 << 31))  # unlisted
+        catalog.commit_flush([entry], [], 1)
+        assert catalog.list_skip_index(SkipIndexRow(entry.path, 10, 1 << 31))
+        assert catalog.list_skip_index(SkipIndexRow(entry.path, 12, 7))  # rebuilt: replaced
+        assert catalog.skip_indexes([entry.path, "other"]) == {
+            entry.path: SkipIndexRow(entry.path, 12, 7)
+        }
+        catalog.replace_files([entry.path], [])
+        assert catalog.skip_indexes([entry.path]) == {}
+    finally:
+        catalog.close()

@@ -129,6 +129,29 @@ def test_export_equals_paged_query_range_and_notebooks_read_it(
     assert pq.read_table(path).num_rows == 2100
 
 
+def test_entries_pushed_twice_are_exported_once(make_server: Callable[..., Server]) -> None:
+    """As ``query_range`` counts them: the same time, stream, line and metadata once; a
+    different stream or different metadata is another entry."""
+    srv = make_server()
+    first = [(BASE + i * SECOND, f"line {i % 3}") for i in range(200)]
+    with srv.client("dup") as client:
+        assert push(client, [({"app": "a"}, first)]).status_code == 204
+        assert client.post("/flush").status_code < 300
+        again = [
+            ({"app": "a"}, first[:150]),  # once in a file, once in the head
+            ({"app": "b"}, first[:10]),  # the same lines in another stream
+            ({"app": "a"}, [(BASE, "line 0", {"trace": "t1"})]),  # other metadata
+        ]
+        assert push(client, again).status_code == 204
+        assert push(client, again).status_code == 204  # twice in the head too
+        response = client.get(
+            "/svc/api/v1/export", params={"query": '{app=~"a|b"}', **RANGE}, headers=PARQUET
+        )
+        exported = _parquet_rows(response.content)
+        assert exported == _paged(client, '{app=~"a|b"}')
+        assert len(exported) == 200 + 10 + 1
+
+
 def test_export_is_scoped_to_one_tenant(make_server: Callable[..., Server]) -> None:
     srv = make_server({"querier": {"multi_tenant_queries_enabled": True}})
     with srv.client("a") as client:

@@ -1,8 +1,11 @@
-"""Needle queries through a running server read only the lake files that may hold the
-needle, once the background indexer has indexed them, and answer as a full scan does."""
+"""Needle queries through a running server (LogQL, ``logql()`` in SQL, detected fields)
+read only the lake files that may hold the needle, once the background indexer has indexed
+them and listed the indexes in the catalog, and answer as a full scan does."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import time
 from collections.abc import Callable
 from typing import Any
@@ -16,9 +19,16 @@ from tests.timeline import BASE, SECOND
 RANGE = {"start": str(BASE - SECOND), "end": str(BASE + 3_600 * SECOND)}
 
 
+def _listed_indexes(srv: Server) -> int:
+    with contextlib.closing(
+        sqlite3.connect(f"file:{srv.data_dir / 'catalog.sqlite'}?mode=ro", uri=True)
+    ) as catalog:
+        return int(catalog.execute("SELECT count(*) FROM skip_indexes").fetchone()[0])
+
+
 def _wait_for_indexes(srv: Server, files: int) -> None:
     deadline = time.monotonic() + 30
-    while len(list((srv.data_dir / "lake").rglob("*.skip"))) < files:
+    while _listed_indexes(srv) < files:
         assert time.monotonic() < deadline, "the lake files were not indexed"
         time.sleep(0.05)
 
@@ -65,3 +75,27 @@ def test_needle_queries_read_only_the_files_that_may_hold_the_needle(
 
         assert _count(client, 'sum(count_over_time({app="shop"} |= "f0002aa9" [2h]))') == ["3"]
         assert _count(client, 'sum(count_over_time({app="shop"} |= "qqqqqqq" [2h]))') == []
+
+        found = client.get(
+            "/svc/api/v1/sql",
+            params={
+                "query": 'SELECT line FROM logql(\'{app="shop"} |= "trace=1f0002aa9 "\')',
+                **RANGE,
+            },
+        )
+        assert found.status_code == 200, found.text
+        assert found.json()["data"]["rows"] == [["GET /orders/1-0042 trace=1f0002aa9 ok"]]
+        assert found.json()["stats"]["fileRows"] == 300  # one file of three
+        both = client.get(
+            "/svc/api/v1/sql",
+            params={"query": "SELECT count(*) FROM logs WHERE contains(line, 'f0002aa9')", **RANGE},
+        )
+        assert (
+            both.json()["data"]["rows"] == [[3]] and both.json()["stats"]["fileRows"] == 900
+        )
+        fields = client.get(
+            "/loki/api/v1/detected_fields",
+            params={"query": '{app="shop"} |= "trace=2f0002aa9 " | logfmt', **RANGE},
+        )
+        assert fields.status_code == 200, fields.text
+        assert {f["label"] for f in fields.json()["fields"]} == {"trace"}

@@ -15,13 +15,13 @@ import httpx
 import pytest
 
 from tests.e2e.server import Server
+from tests.e2e.waiting import wait_for
 from tests.reliability.helpers import (
     BASE,
     assert_once,
     line_counts,
     push_lines,
     set_faults,
-    wait_for,
 )
 
 COMPACTOR = {

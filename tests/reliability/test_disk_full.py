@@ -11,6 +11,7 @@ import yaml
 
 from svc.config import config_from_yaml, validate_config
 from tests.e2e.server import Server
+from tests.e2e.waiting import wait_for
 from tests.reliability.helpers import (
     WINDOW,
     assert_once,
@@ -18,7 +19,6 @@ from tests.reliability.helpers import (
     metric,
     push_lines,
     set_faults,
-    wait_for,
 )
 
 _EVERYTHING_FULL = (

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tests.e2e.server import Server
+from tests.e2e.waiting import wait_for
 from tests.reliability.helpers import (
     assert_once,
     line_counts,
     metric,
     push_lines,
     set_faults,
-    wait_for,
 )
 
 

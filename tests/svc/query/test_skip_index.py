@@ -29,11 +29,11 @@ from svc.model import PushStream
 from svc.query.engine import QueryEngine
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import run_metric_query
-from svc.query.needles import query_conditions, regex_literals
+from svc.query.needles import MetadataValue, query_conditions, regex_literals
 from svc.query.tenants import MultiView
 from svc.storage.skip_index import SkipIndex, build_group, load, needle
 from svc.storage.store import Store
-from tests.stores import open_store
+from tests.stores import listed_index, open_store
 
 _ALPHABET = 'ab=_ é/.{},1:"-😀Z'
 _text = st.text(alphabet=_ALPHABET, max_size=14)
@@ -118,8 +118,7 @@ def test_regex_literals_give_up_where_unsure() -> None:
 
 def _index_of(lines: list[str]) -> SkipIndex:
     """The filters of one row group holding ``lines``."""
-    rows, tokens, grams = build_group(pa.array(lines, pa.string()))
-    return SkipIndex((rows,), (tokens,), (grams,), 0)
+    return SkipIndex((build_group(pa.array(lines, pa.string())),), 0)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -153,8 +152,8 @@ def test_absent_needles_are_ruled_out() -> None:
 
 # ------------------------------------------------------------------ end to end
 
-_TENANT = "skip"
-_START = 1_764_000_000_000_000_000
+TENANT = "skip"
+START = 1_764_000_000_000_000_000
 _EXTRA = [
     "naïve café 東京 order=77 😀 done",
     "ошибка подключения к базе: timeout",
@@ -163,39 +162,64 @@ _EXTRA = [
 ]
 
 
-def _push(store: Store, lines: list[tuple[int, str, str]]) -> None:
+_Metadata = list[tuple[str, str]] | None
+
+
+def _metadata(row: int) -> _Metadata:
+    """The structured metadata of the corpus's ``row``-th entry: a ``tid`` of 5,000
+    values on a third of them, a ``user`` (unicode, spaces) on a fifth, and on a few an
+    ``app`` that the stream label of that name hides."""
+    pairs = []
+    if row % 3 == 0:
+        pairs.append(("tid", f"t{row * 7919 % 5000:04d}"))
+    if row % 5 == 0:
+        pairs.append(("user", _USERS[row // 5 % len(_USERS)]))
+    if row % 97 == 0:
+        pairs.append(("app", "shadow"))
+    return pairs or None
+
+
+_USERS = ["é 東", "bob", "a=b", "Bob"]
+
+
+def _push(store: Store, lines: list[tuple[int, str, str, _Metadata]]) -> None:
     async def push() -> None:
-        by_app: dict[str, list[tuple[int, str]]] = {}
-        for ts, app, line in lines:
-            by_app.setdefault(app, []).append((ts, line))
+        by_app: dict[str, list[tuple[int, str, _Metadata]]] = {}
+        for ts, app, line, metadata in lines:
+            by_app.setdefault(app, []).append((ts, line, metadata))
         streams = []
         for app, entries in sorted(by_app.items()):
             pairs = (("app", app),)
+            metadata = [e[2] for e in entries]
             streams.append(
                 PushStream(
-                    pairs, label_key(pairs), [e[0] for e in entries], [e[1] for e in entries], None
+                    pairs,
+                    label_key(pairs),
+                    [e[0] for e in entries],
+                    [e[1] for e in entries],
+                    metadata if any(metadata) else None,
                 )
             )
-        await store.push(_TENANT, streams)
+        await store.push(TENANT, streams)
 
     asyncio.run(push())
 
 
-def _fill(store: Store, megabytes: float) -> tuple[list[str], int]:
-    """Corpus lines (a few with unicode extras), flushed every half MB and indexed; returns
-    them and the end of their range."""
+def fill_lake(store: Store, megabytes: float) -> tuple[list[str], int]:
+    """Corpus lines (a few with unicode extras) with structured metadata (``_metadata``),
+    flushed every half MB and indexed; returns them and the end of their range."""
     stored: list[str] = []
-    ts = _START
+    ts = START
     rng = random.Random(11)
     for batch in batches(
-        int(megabytes * 1e6), start_ns=_START, step_ns=1_000_000, batch_bytes=1 << 19
+        int(megabytes * 1e6), start_ns=START, step_ns=1_000_000, batch_bytes=1 << 19
     ):
         rows = []
         for labels, entries in batch.streams:
             for _, line in entries:
                 if rng.random() < 0.002:
                     line = f"{line} {rng.choice(_EXTRA)}"
-                rows.append((ts, labels["app"], line))
+                rows.append((ts, labels["app"], line, _metadata(len(stored))))
                 stored.append(line)
                 ts += 1_000_000
         _push(store, rows)
@@ -208,7 +232,7 @@ def _fill(store: Store, megabytes: float) -> tuple[list[str], int]:
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[QueryEngine, list[str], int]]:
     """A flushed, indexed lake of about 30,000 corpus lines in row groups of 4,096."""
     with open_store(tmp_path_factory.mktemp("skip")) as store:
-        stored, end = _fill(store, 4)
+        stored, end = fill_lake(store, 4)
         assert store.skip_indexer.built_total >= 2
         engine = QueryEngine(store, timeout_seconds=60)
         try:
@@ -217,7 +241,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[QueryEngine
             engine.close()
 
 
-def _answers(
+def both_answers(
     engine: QueryEngine,
     query: str,
     end: int,
@@ -229,13 +253,13 @@ def _answers(
     for use in (True, False):
         engine.skip_index = use
         try:
-            request = LogQueryRequest(expr, _START, end, limit, direction)  # type: ignore[arg-type]
-            streams, _ = run_log_query(engine, _TENANT, request)
+            request = LogQueryRequest(expr, START, end, limit, direction)  # type: ignore[arg-type]
+            streams, _ = run_log_query(engine, TENANT, request)
             metric = parse(f"sum(count_over_time({query} [1h]))")
             grid = Grid(start_ns=end, step_ns=3_600 * 10**9, steps=1)
             result, _ = run_metric_query(
                 engine,
-                _TENANT,
+                TENANT,
                 metric,  # type: ignore[arg-type]
                 grid,
                 max_series=100,
@@ -259,12 +283,25 @@ def _re2_escape(text: str) -> str:
 
 
 @st.composite
-def _queries(draw: st.DrawFn, stored: list[str]) -> str:
+def needle_queries(draw: st.DrawFn, stored: list[str]) -> str:
     kind = draw(
         st.sampled_from(
-            ["present", "absent", "hex", "extra", "regex", "caseless", "negative", "or"]
+            [
+                *("present", "absent", "hex", "extra", "regex", "caseless", "negative", "or"),
+                *("metadata", "metadata or", "metadata and line", "shadowed", "user"),
+            ]
         )
     )
+    tid = f"t{draw(st.integers(0, 5200)):04d}"  # 5000 and above: absent
+    if kind == "metadata":
+        return f'{{app=~".+"}} | tid="{tid}"'
+    if kind == "metadata or":
+        return f'{{app=~".+"}} | tid="{tid}" or tid="t{draw(st.integers(0, 9999)):04d}"'
+    if kind == "shadowed":
+        return f'{{app=~".+"}} | app="{draw(st.sampled_from(["api", "shadow"]))}"'
+    if kind == "user":
+        user = f'user="{draw(st.sampled_from([*_USERS, "b"]))}"'
+        return f'{{app=~".+"}} | {user}' + (f', tid="{tid}"' if draw(st.booleans()) else "")
     line = draw(st.sampled_from(stored))
     start = draw(st.integers(0, max(0, len(line) - 1)))
     piece = line[start : start + draw(st.integers(1, 32))]
@@ -292,6 +329,8 @@ def _queries(draw: st.DrawFn, stored: list[str]) -> str:
         return f'{{app=~".+"}} != {raw} |= `=`'
     if kind == "or":
         return f'{{app=~".+"}} |= {raw} or `{draw(st.sampled_from(["zzqqzz", "timeout", "é"]))}`'
+    if kind == "metadata and line":
+        return f'{{app=~".+"}} |= {raw} | tid="{tid}"'
     return f'{{app=~".+"}} |= {raw}'
 
 
@@ -306,8 +345,8 @@ def test_indexed_answers_equal_full_scans(
     lake: tuple[QueryEngine, list[str], int], data: st.DataObject
 ) -> None:
     engine, stored, end = lake
-    query = data.draw(_queries(stored))
-    indexed, scanned = _answers(engine, query, end)
+    query = data.draw(needle_queries(stored))
+    indexed, scanned = both_answers(engine, query, end)
     assert indexed == scanned, query
 
 
@@ -316,23 +355,42 @@ def test_rare_needles_read_few_row_groups(lake: tuple[QueryEngine, list[str], in
     trace = next(line for line in reversed(stored) if "trace_id" in line).split('"trace_id": "')[1][
         :16
     ]
-    whole = engine.view((_TENANT,), _START, end)
-    for query in (f'{{app=~".+"}} |= "{trace}"', f'{{app=~".+"}} |~ "trace_id.: .{trace}"'):
-        view = engine.view((_TENANT,), _START, end, parse(query))
+    whole = engine.view((TENANT,), START, end)
+    for query, groups in (
+        (f'{{app=~".+"}} |= "{trace}"', 3),
+        (f'{{app=~".+"}} |~ "trace_id.: .{trace}"', 3),
+        ('{app=~".+"} | tid="t0042"', 3),  # two entries
+        ('{app=~".+"} | tid="t0042" or tid="t4242"', 5),  # four entries
+    ):
+        view = engine.view((TENANT,), START, end, parse(query))
         assert not isinstance(view, MultiView) and not isinstance(whole, MultiView)
         read = sum(
             sum(count for _, count in view.row_ranges.get(f.path, ((0, f.rows),)))
             for f in view.files
         )
-        assert 0 < read <= 3 * 4096 < sum(f.rows for f in whole.files), query
-    absent = engine.view((_TENANT,), _START, end, parse('{app=~".+"} |= "qqzzqqzzqq"'))
+        assert 0 < read <= groups * 4096 < sum(f.rows for f in whole.files), query
+        # The statistics count what is read: the surviving row groups, not whole files.
+        expr = parse(query)
+        request = LogQueryRequest(expr, START, end, 5000, Direction.BACKWARD)  # type: ignore[arg-type]
+        _, stats = run_log_query(engine, TENANT, request)
+        assert stats.file_rows == read, query
+        grid = Grid(start_ns=end, step_ns=3_600 * 10**9, steps=1)
+        metric = parse(f"sum(count_over_time({query} [1h]))")
+        _, stats = run_metric_query(engine, TENANT, metric, grid, max_series=100, instant=True)  # type: ignore[arg-type]
+        assert stats.file_rows == read, query
+    absent = engine.view((TENANT,), START, end, parse('{app=~".+"} |= "qqzzqqzzqq"'))
     assert not absent.files
+    assert not engine.view((TENANT,), START, end, parse('{app=~".+"} | tid="t9999"')).files
     for fallback in (
         '{app=~".+"} != "qqzzqqzz"',
         '{app=~".+"} |~ "(?i)qqzzqqzz"',
         '{app=~".+"} |= "qqz"',
+        '{app=~".+"} | app="zzzz"',  # a stream label's name: its value answers
+        '{app=~".+"} | tid=""',
+        '{app=~".+"} | tid=~"t0042"',
+        '{app=~".+"} | json | tid="t0042"',
     ):
-        assert engine.view((_TENANT,), _START, end, parse(fallback)).files == whole.files
+        assert engine.view((TENANT,), START, end, parse(fallback)).files == whole.files
 
 
 def test_only_leading_line_filters_are_used() -> None:
@@ -343,37 +401,56 @@ def test_only_leading_line_filters_are_used() -> None:
     assert query_conditions(both) is None
 
 
+def test_exact_string_label_filters_are_metadata_needles() -> None:
+    tid, user = MetadataValue("tid", "abc"), MetadataValue("user", "bob")
+    assert query_conditions(parse('{a="b"} | tid="abc"')) == ((((tid,),),),)
+    assert query_conditions(parse('{a="b"} | tid="abc" or user="bob" |= "x"')) == (
+        (((tid,), (user,)), (("x",),)),
+    )
+    assert query_conditions(parse('{a="b"} | tid="abc", user="bob"')) == ((((tid,),), ((user,),)),)
+    for unusable in (
+        '{a="b"} | tid!="abc"',
+        '{a="b"} | tid=~"abc"',
+        '{a="b"} | tid=""',
+        '{a="b"} | tid="abc" or level!="x"',
+        '{a="b"} | tid_extracted="abc"',
+        '{a="b"} | __error__="x"',
+        '{a="b"} | logfmt | tid="abc"',
+        '{a="b"} | n > 1 | tid="abc"',
+    ):
+        assert query_conditions(parse(unusable)) is None, unusable
+
+
 def test_an_index_that_does_not_fit_its_file_is_ignored(
     lake: tuple[QueryEngine, list[str], int],
 ) -> None:
     engine, _, end = lake
-    entry = engine.view((_TENANT,), _START, end).files[0]
-    path = engine.store.lake_root / entry.path
-    assert load(path, entry.rows) is not None
-    assert load(path, entry.rows + 1) is None
+    store = engine.store
+    entry = engine.view((TENANT,), START, end).files[0]
+    row = store.catalog.skip_indexes([entry.path])[entry.path]
+    assert load(store.lake, row, entry.rows) is not None
+    assert load(store.lake, row, entry.rows + 1) is None
 
 
 def test_compacted_files_read_in_windows_answer_as_full_scans(tmp_path: Path) -> None:
     with open_store(tmp_path / "data") as store:
-        stored, end = _fill(store, 2)
+        stored, end = fill_lake(store, 2)
         engine = QueryEngine(store, timeout_seconds=60, window_rows=2048)
         rewriter = Rewriter(store, engine, WriterSettings(3, 2048, 1 << 30), tmp_path / "work")
         try:
             files = store.catalog.all_files()
-            rewriter.run(RewriteJob("compaction", _TENANT, files[0].day, tuple(files)))
+            rewriter.run(RewriteJob("compaction", TENANT, files[0].day, tuple(files)))
             store.skip_indexer.wait_idle()
             (compacted,) = store.catalog.all_files()
-            assert load(store.lake_root / compacted.path, compacted.rows) is not None
+            assert listed_index(store, compacted) is not None
             traces = [line.split('"trace_id": "')[1][:16] for line in stored if "trace_id" in line]
-            narrowed = engine.view(
-                (_TENANT,), _START, end, parse(f'{{app="api"}} |= "{traces[7]}"')
-            )
+            narrowed = engine.view((TENANT,), START, end, parse(f'{{app="api"}} |= "{traces[7]}"'))
             assert not isinstance(narrowed, MultiView) and narrowed.row_ranges  # some groups
             needles = [*traces[::1000], "timeout", "user_id=4242 ", "café 東京", "qqzzqqzzqq"]
             for needle_text in needles:
                 query = f'{{app=~".+"}} |= "{needle_text}"'
                 for limit, direction in ((10, Direction.BACKWARD), (100, Direction.FORWARD)):
-                    indexed, scanned = _answers(engine, query, end, limit, direction)
+                    indexed, scanned = both_answers(engine, query, end, limit, direction)
                     assert indexed == scanned, (query, limit, direction)
         finally:
             rewriter.close()
