@@ -319,6 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         app,
         host=config.server.http_listen_address,
         port=config.server.http_listen_port,
+        uds=config.server.http_listen_unix_socket or None,
         log_config=None,
         timeout_graceful_shutdown=30,
         ws="websockets-sansio",

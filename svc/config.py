@@ -23,6 +23,7 @@ from svc.compactor.config import (
 )
 from svc.config_fields import MIB, setting
 from svc.config_schema import active_period, named_store_names, schema_config_errors
+from svc.distributed.config import RayConfig, ray_config_errors
 from svc.errors import ServiceError
 from svc.ingest.model import DEFAULT_DISCOVER_SERVICE_NAME
 from svc.logging_setup import LOG_FORMATS
@@ -95,6 +96,11 @@ class ServerConfig:
 
     http_listen_address: str = setting("0.0.0.0", "Address the HTTP server listens on.")
     http_listen_port: int = setting(3100, "Port the HTTP server listens on.")
+    http_listen_unix_socket: str = setting(
+        "",
+        "Serve HTTP on this Unix socket instead of the address and port (svc only): how a "
+        "process in a network namespace of its own is reached from outside it.",
+    )
     grpc_listen_port: int = setting(9095, "gRPC port (reserved for the distributed modes).")
     log_level: str = setting("info", "Log level: debug, info, warn or error.")
     log_format: str = setting("logfmt", "Log line format: logfmt or json.")
@@ -432,6 +438,13 @@ class QuerierConfig:
         "Largest total template output, in characters, of one query (0: unlimited); larger "
         "answers 400.",
     )
+    execution: str = setting(
+        "local",
+        "Where query statements run (svc only): `local`, DuckDB in this process; `ray`, "
+        "DuckDB in long-lived Ray actors (querier.ray), the frontend keeping the splitting, "
+        "limits, fairness and timeouts.",
+    )
+    ray: RayConfig = field(default_factory=RayConfig)
 
 
 @dataclass
@@ -663,6 +676,7 @@ def validate_config(config: Config) -> list[str]:
         errors.append(f"querier.query_memory_limit: {exc}")
     if config.querier.max_template_line_size <= 0:
         errors.append("querier.max_template_line_size must be positive")
+    errors += ray_config_errors(config.querier.execution, config.querier.ray)
     errors += compactor_config_errors(
         config.compactor,
         target=config.target,

@@ -15,9 +15,11 @@ Internal services, started in this order on a background thread and stopped in r
 
 from __future__ import annotations
 
+import functools
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,7 +108,7 @@ class Runtime:
         shipper = config.storage_config.tsdb_shipper
         metrics = Metrics()
         overrides = Overrides(config, metrics.registry)
-        engine = QueryEngine(
+        engine = _engine_class(config)(
             store,
             timeout_seconds=config.limits_config.query_timeout,
             scan_group_rows=config.querier.log_scan_group_rows,
@@ -238,7 +240,7 @@ class Runtime:
         self.services.add(
             Service(
                 self.engine_service,
-                starting=self.scheduler.start,
+                starting=self._start_querier,
                 stopping=self._stop_querier,
                 depends_on=("store",),
             )
@@ -281,6 +283,10 @@ class Runtime:
         compactor and the ruler of other targets run queries on it too."""
         return "querier" if runs(self.config.target, "querier") else "query-engine"
 
+    def _start_querier(self) -> None:
+        self.engine.start()
+        self.scheduler.start()
+
     def _stop_querier(self) -> None:
         self.scheduler.stop()
         if self.sql is not None:
@@ -313,3 +319,12 @@ class Runtime:
         if self._startup is not None:
             self._startup.join(_STARTUP_JOIN_SECONDS)
         self.services.stop_all()
+
+
+def _engine_class(config: Config) -> Callable[..., QueryEngine]:
+    """The query engine of ``querier.execution``: in process, or on Ray actors."""
+    if config.querier.execution != "ray":
+        return QueryEngine
+    from svc.distributed.engine import RayQueryEngine
+
+    return functools.partial(RayQueryEngine, ray=config.querier.ray)

@@ -5,12 +5,17 @@
 * two writers (``-target=write``: distributor and ingester) take pushes, each with its own
   WAL and its own name in the catalog (``ingester.lifecycler.id``);
 * one backend (``-target=backend``: compactor, ruler, index gateway, query scheduler);
-* two readers (``-target=read``: query frontend and querier) answer queries.
+* two readers (``-target=read``: query frontend and querier) answer queries, their
+  statements executed by actors on a Ray head (``querier.execution: ray``).
 
-Everything listens on 127.0.0.1. The script pushes lines to both writers as an agent
-would (the push API with a tenant header) and checks that both readers see every line,
-first while the lines are in the writers' memory (readers ask the live writers for their
-unflushed entries), then once the writers have flushed them into the lake::
+Everything listens on 127.0.0.1, in a network namespace of its own that has only ``lo``
+(the script runs itself there): Ray binds beyond its node address. With ``--keep``, reach
+the processes from outside with ``nsenter -t <pid of the script> -n curl ...``.
+
+The script pushes lines to both writers as an agent would (the push API with a tenant
+header) and checks that both readers see every line, first while the lines are in the
+writers' memory (readers ask the live writers for their unflushed entries), then once the
+writers have flushed them into the lake::
 
     python examples/cluster/run.py           # start, push, query, check, stop
     python examples/cluster/run.py --keep    # ... then keep running until Ctrl-C
@@ -31,7 +36,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from anywhere
 
-from examples.cluster.services import PostgresServer, S3Server, SvcProcess
+from examples.cluster.services import PostgresServer, RayHead, S3Server, SvcProcess
+from svc.distributed.netns import rerun_in_loopback_namespace
 
 TENANT = "team-a"
 LINES_PER_WRITER = 20
@@ -63,8 +69,9 @@ def lines_seen(reader: SvcProcess, start_ns: int) -> int:
     return sum(len(stream["values"]) for stream in data["result"])
 
 
-def deployment(root: Path, s3: S3Server, dsn: str) -> list[SvcProcess]:
-    """The svc processes: two writers, a backend and two readers, sharing lake and catalog."""
+def deployment(root: Path, s3: S3Server, dsn: str, ray: RayHead) -> list[SvcProcess]:
+    """The svc processes: two writers, a backend and two readers, sharing lake and catalog;
+    the readers run their statements on the Ray head, one actor each."""
     shared = {**s3.storage_config(s3.bucket("svc-lake")), "catalog": {"postgres": {"dsn": dsn}}}
     processes = []
     for number in (1, 2):
@@ -74,8 +81,10 @@ def deployment(root: Path, s3: S3Server, dsn: str) -> list[SvcProcess]:
             SvcProcess(root / name, {**shared, "target": "write", "ingester": ingester})
         )
     processes.append(SvcProcess(root / "backend", {**shared, "target": "backend"}))
+    querier = {"execution": "ray", "ray": {"address": ray.address, "workers": 1}}
     for number in (1, 2):
-        processes.append(SvcProcess(root / f"reader-{number}", {**shared, "target": "read"}))
+        reader = {**shared, "target": "read", "querier": querier}
+        processes.append(SvcProcess(root / f"reader-{number}", reader, env=ray.client_env))
     return processes
 
 
@@ -84,12 +93,16 @@ def main() -> int:
     parser.add_argument("--dir", type=Path, help="working directory (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep running until Ctrl-C")
     args = parser.parse_args()
+    rerun_in_loopback_namespace([sys.executable, *sys.argv])
     root = args.dir or Path(tempfile.mkdtemp(prefix="svc-cluster-"))
     s3 = S3Server(root / "s3").start()
     postgres = PostgresServer().start()
+    ray = RayHead(root / "ray")
     processes: list[SvcProcess] = []
     try:
-        processes = deployment(root, s3, postgres.database("svc"))
+        ray.start()
+        print(f"ray head: {ray.address}")
+        processes = deployment(root, s3, postgres.database("svc"), ray)
         for process in processes:
             process.start(wait=False)
         for process in processes:
@@ -124,6 +137,7 @@ def main() -> int:
     finally:
         for process in reversed(processes):
             process.stop()
+        ray.stop()
         postgres.stop()
         s3.stop()
         if args.dir is None:

@@ -4,6 +4,8 @@
 * :class:`PostgresServer`: PostgreSQL from the distribution's package (``initdb`` in a
   temporary directory; as root it runs as the package's ``postgres`` user, since PostgreSQL
   refuses to run as root);
+* :class:`RayHead`: a Ray head node (``ray start --head --block``) that readers join with
+  ``querier.execution: ray``;
 * :class:`SvcProcess`: one svc process with its own config file and data directory.
 
 Each listens on 127.0.0.1 only and is stopped by its own ``stop``. The tests of the
@@ -12,9 +14,11 @@ deployment modes start theirs with these classes too.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import socket
@@ -46,8 +50,19 @@ def free_port() -> int:
         return port
 
 
-def _wait(ready: Any, process: subprocess.Popen[bytes], log: Path, what: str) -> None:
-    deadline = time.monotonic() + 30
+def _accepting(port: int) -> bool:
+    """Whether something accepts connections on the loopback port."""
+    try:
+        socket.create_connection(("127.0.0.1", port), 0.2).close()
+    except OSError:
+        return False
+    return True
+
+
+def _wait(
+    ready: Any, process: subprocess.Popen[bytes], log: Path, what: str, timeout: float = 30
+) -> None:
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"{what} exited early:\n{log.read_text()}")
@@ -70,11 +85,7 @@ class S3Server:
         return f"127.0.0.1:{self.port}"
 
     def _listening(self) -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-        except OSError:
-            return False
-        return True
+        return _accepting(self.port)
 
     def start(self) -> S3Server:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -211,6 +222,60 @@ class PostgresServer:
 
 
 @dataclass
+class RayHead:
+    """A Ray head on 127.0.0.1 with ``cpus`` CPUs for the readers' actors, its log under
+    ``root``. Ray binds beyond its node address: run it in a network namespace with only
+    ``lo`` (``svc.distributed.netns``), with everything that talks to it."""
+
+    root: Path
+    cpus: int = 2
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+    token: str = field(default_factory=lambda: secrets.token_hex(32))
+    """The cluster's authentication token: every process joining it needs ``client_env``."""
+
+    @property
+    def client_env(self) -> dict[str, str]:
+        """What a process joining the cluster needs in its environment."""
+        return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token}
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _listening(self) -> bool:
+        return _accepting(self.port)
+
+    def start(self) -> RayHead:
+        self.root.mkdir(parents=True, exist_ok=True)
+        log = self.root / "ray.log"
+        command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block"]
+        command += ["--node-ip-address=127.0.0.1", f"--port={self.port}"]
+        command += [f"--num-cpus={self.cpus}", "--include-dashboard=false", "--disable-usage-stats"]
+        with log.open("ab") as out:
+            # Its own session: stopping it ends the processes Ray started for it too.
+            self.process = subprocess.Popen(
+                command,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
+                env={**os.environ, **self.client_env},
+            )
+        _wait(self._listening, self.process, log, "Ray head", timeout=120)
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+            self.process = None
+
+
+@dataclass
 class SvcProcess:
     """``python -m svc`` with a config of its own under ``root``, on a loopback port."""
 
@@ -218,6 +283,8 @@ class SvcProcess:
     config: dict[str, Any]
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment variables of the process."""
 
     @property
     def url(self) -> str:
@@ -240,7 +307,10 @@ class SvcProcess:
         log = self.root / "svc.log"
         with log.open("ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "svc", f"-config.file={path}"], stdout=out, stderr=out
+                [sys.executable, "-m", "svc", f"-config.file={path}"],
+                stdout=out,
+                stderr=out,
+                env={**os.environ, **self.env},
             )
         if wait:
             self.wait_ready()
@@ -248,7 +318,7 @@ class SvcProcess:
 
     def wait_ready(self) -> None:
         assert self.process is not None
-        _wait(self._ready, self.process, self.root / "svc.log", f"svc at {self.url}")
+        _wait(self._ready, self.process, self.root / "svc.log", f"svc at {self.url}", 120)
 
     def stop(self) -> None:
         if self.process is not None:

@@ -53,6 +53,7 @@ __all__ = [
     "add_file_scan",
     "add_head_scan",
     "narrowed",
+    "run_statement",
 ]
 
 AnyView = StoreView | MultiView
@@ -168,6 +169,10 @@ class QueryEngine:
         self._lock = threading.Lock()
         self.skip_index = True
         """Narrow views with the lake's skipping index (off: every listed file is read)."""
+
+    def start(self) -> None:
+        """Bring up what runs statements: nothing to do in process (a distributed engine
+        starts its workers here)."""
 
     async def call(
         self, fn: Callable[Concatenate[QueryEngine, _P], _T], *args: _P.args, **kwargs: _P.kwargs
@@ -329,6 +334,19 @@ class QueryEngine:
             remaining = scope.remaining()
         if remaining <= 0:
             raise GatewayTimeoutError(TIMEOUT_MESSAGE)
+        result = self._statement(select, view, scope, remaining)
+        stats.exec_seconds += time.perf_counter() - started
+        return result
+
+    def _statement(
+        self,
+        select: exp.Select | str,
+        view: AnyView,
+        scope: RequestScope | None,
+        remaining: float,
+    ) -> pa.Table:
+        """Run one statement over ``view`` with ``remaining`` seconds left, cancelled with
+        ``scope``: here on the shared connection (a distributed engine sends it away)."""
         cursor = self._db.cursor()
         try:
             with (
@@ -340,57 +358,9 @@ class QueryEngine:
                 scope.running(cursor, context) if scope is not None else nullcontext(),
             ):
                 sql = self.bound_sql(select, view, cursor)
-                if QUERY_VARIABLE in sql:  # only the engine's functions read it
-                    cursor.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
-                result = self._run(cursor, sql, context, remaining)
+                return run_statement(cursor, sql, context, remaining, self.memory_limit)
         finally:
             cursor.close()
-        stats.exec_seconds += time.perf_counter() - started
-        return result
-
-    def _run(
-        self,
-        cursor: duckdb.DuckDBPyConnection,
-        sql: str,
-        context: QueryContext,
-        timeout_seconds: float,
-    ) -> pa.Table:
-        """Execute under the query's deadline; engine failures become the service's answers.
-
-        The timer interrupts DuckDB's own work at the deadline; our Python functions stop
-        themselves (they check the context), and the reason they recorded wins.
-        """
-        deadline = time.monotonic() + timeout_seconds
-        timer = after(timeout_seconds, cursor.interrupt)
-        try:
-            # Streamed, bound once (``streamed``). The result is read in batches so that
-            # one outside DuckDB's memory limit (say, millions of series before the series
-            # limit is checked) stops at the result budget.
-            _, reader = streamed(cursor, sql, _RESULT_BATCH_ROWS)
-            if context.reason is not None or time.monotonic() >= deadline:
-                # DuckDB clears an interrupt when a statement begins: one that came while
-                # this statement was being bound or set up is repeated now that it runs.
-                cursor.interrupt()
-            batches, size = [], 0
-            for batch in reader:
-                size += batch.nbytes
-                if self.memory_limit and size > self.memory_limit // 4:
-                    raise too_much_memory(self.memory_limit)
-                batches.append(batch)
-            return pa.Table.from_batches(batches, schema=reader.schema)
-        except duckdb.Error as exc:
-            if context.reason is not None:
-                raise context.reason from exc
-            scope = current_scope()
-            if scope is not None and scope.reason is not None:
-                raise scope.reason from exc
-            if isinstance(exc, duckdb.InterruptException):
-                raise GatewayTimeoutError(TIMEOUT_MESSAGE) from exc
-            if isinstance(exc, duckdb.OutOfMemoryException) and self.memory_limit:
-                raise too_much_memory(self.memory_limit) from exc
-            raise
-        finally:
-            timer.cancel()
 
     def bound_sql(self, select: exp.Select | str, view: AnyView, cursor: Registrar) -> str:
         """The query's text with ``logs`` and ``streams`` defined as leading common table
@@ -491,6 +461,54 @@ class QueryEngine:
         """Stop the query threads and close the database connection."""
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._db.close()
+
+
+def run_statement(
+    cursor: duckdb.DuckDBPyConnection,
+    sql: str,
+    context: QueryContext,
+    timeout_seconds: float,
+    memory_limit: int | None,
+) -> pa.Table:
+    """Execute ``sql`` on ``cursor`` under the query's deadline; engine failures become the
+    service's answers (in this process, or in a distributed worker's).
+
+    The timer interrupts DuckDB's own work at the deadline; our Python functions stop
+    themselves (they check the context), and the reason they recorded wins.
+    """
+    if QUERY_VARIABLE in sql:  # only the engine's functions read it
+        cursor.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
+    deadline = time.monotonic() + timeout_seconds
+    timer = after(timeout_seconds, cursor.interrupt)
+    try:
+        # Streamed, bound once (``streamed``). The result is read in batches so that
+        # one outside DuckDB's memory limit (say, millions of series before the series
+        # limit is checked) stops at the result budget.
+        _, reader = streamed(cursor, sql, _RESULT_BATCH_ROWS)
+        if context.reason is not None or time.monotonic() >= deadline:
+            # DuckDB clears an interrupt when a statement begins: one that came while
+            # this statement was being bound or set up is repeated now that it runs.
+            cursor.interrupt()
+        batches, size = [], 0
+        for batch in reader:
+            size += batch.nbytes
+            if memory_limit and size > memory_limit // 4:
+                raise too_much_memory(memory_limit)
+            batches.append(batch)
+        return pa.Table.from_batches(batches, schema=reader.schema)
+    except duckdb.Error as exc:
+        if context.reason is not None:
+            raise context.reason from exc
+        scope = current_scope()
+        if scope is not None and scope.reason is not None:
+            raise scope.reason from exc
+        if isinstance(exc, duckdb.InterruptException):
+            raise GatewayTimeoutError(TIMEOUT_MESSAGE) from exc
+        if isinstance(exc, duckdb.OutOfMemoryException) and memory_limit:
+            raise too_much_memory(memory_limit) from exc
+        raise
+    finally:
+        timer.cancel()
 
 
 def narrowed(view: AnyView, start_ns: int, end_ns: int) -> AnyView:

@@ -78,6 +78,11 @@ class Server:
     process: subprocess.Popen[bytes] | None = None
     client_tls: dict[str, Any] = field(default_factory=dict)
     """httpx's ``verify`` (and ``cert``) for a server with TLS on; its URL is then https."""
+    unix_socket: Path | None = None
+    """Serve on this Unix socket instead of the port (a process in a network namespace of
+    its own); clients then connect through it."""
+    launcher: tuple[str, ...] = ()
+    """Words run before the Python command (``unshare ...`` for a namespace of its own)."""
 
     @property
     def url(self) -> str:
@@ -94,6 +99,8 @@ class Server:
 
     def config(self) -> dict[str, Any]:
         listen = {"server": {"http_listen_address": "127.0.0.1", "http_listen_port": self.port}}
+        if self.unix_socket is not None:
+            listen["server"]["http_listen_unix_socket"] = str(self.unix_socket)
         return merge(merge(base_config(self.data_dir), listen), self.overrides)
 
     def start(self, *, wait: bool = True) -> Server:
@@ -102,7 +109,14 @@ class Server:
         config_path.write_text(yaml.safe_dump(self.config()))
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "svc", f"-config.file={config_path}", *self.args],
+            [
+                *self.launcher,
+                sys.executable,
+                "-m",
+                "svc",
+                f"-config.file={config_path}",
+                *self.args,
+            ],
             stdout=log,
             stderr=log,
             cwd=self.root,
@@ -119,8 +133,9 @@ class Server:
             if self.process.poll() is not None:
                 raise RuntimeError(f"svc exited early:\n{self.log_path.read_text()}")
             try:
-                if httpx.get(self.url + "/ready", timeout=1, **self.client_tls).status_code == 200:
-                    return
+                with self.client() as client:
+                    if client.get("/ready", timeout=1).status_code == 200:
+                        return
             except httpx.HTTPError:
                 pass
             time.sleep(0.05)
@@ -176,4 +191,9 @@ class Server:
 
     def client(self, tenant: str | None = None) -> httpx.Client:
         headers = {"X-Scope-OrgID": tenant} if tenant else {}
+        if self.unix_socket is not None:
+            transport = httpx.HTTPTransport(uds=str(self.unix_socket))
+            return httpx.Client(
+                base_url="http://svc", headers=headers, timeout=30, transport=transport
+            )
         return httpx.Client(base_url=self.url, headers=headers, timeout=30, **self.client_tls)

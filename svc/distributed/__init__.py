@@ -1,0 +1,1 @@
+"""Query statements executed on Ray actors (``querier.execution: ray``)."""
