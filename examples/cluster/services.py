@@ -36,6 +36,8 @@ import pyarrow.fs as pafs
 import yaml
 from psycopg import sql
 
+from svc.storage.objects import S3Settings
+
 __all__ = ["PostgresServer", "S3Server", "SvcProcess", "free_port", "postgres_binary"]
 
 ACCESS_KEY = "svc-example"
@@ -119,6 +121,17 @@ class S3Server:
         """Create a bucket; returns its name."""
         self.filesystem().create_dir(name)
         return name
+
+    def lake_settings(self, bucket: str) -> S3Settings:
+        """How svc reaches ``bucket`` on this server."""
+        return S3Settings(
+            bucket=bucket,
+            endpoint=self.endpoint,
+            insecure=True,
+            access_key_id=ACCESS_KEY,
+            secret_access_key=SECRET_KEY,
+            force_path_style=True,
+        )
 
     def storage_config(self, bucket: str) -> dict[str, Any]:
         """svc config keys keeping the lake in ``bucket`` (the reference's spellings)."""

@@ -123,14 +123,7 @@ def test_a_failed_upload_leaves_nothing(s3: S3Server, tmp_path: Path) -> None:
 
 def _objects(s3: S3Server, bucket: str) -> list[str]:
     lake = S3Lake(
-        S3Settings(
-            bucket=bucket,
-            endpoint=s3.endpoint,
-            insecure=True,
-            access_key_id=ACCESS_KEY,
-            secret_access_key=SECRET_KEY,
-            force_path_style=True,
-        ),
+        s3.lake_settings(bucket),
         Path("/nonexistent"),
     )
     return lake.files()

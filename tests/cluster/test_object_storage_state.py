@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import yaml
 
-from examples.cluster.services import ACCESS_KEY, SECRET_KEY, S3Server
-from svc.storage.objects import S3Settings, s3_filesystem
+from examples.cluster.services import S3Server
+from svc.storage.objects import s3_filesystem
 from tests.e2e.clients import now_ns, push, query_range, stream_values
 from tests.e2e.server import Server, merge
 
@@ -28,16 +28,7 @@ rules:
 
 
 def _keys(s3: S3Server, bucket: str, under: str) -> list[str]:
-    filesystem = s3_filesystem(
-        S3Settings(
-            bucket=bucket,
-            endpoint=s3.endpoint,
-            insecure=True,
-            access_key_id=ACCESS_KEY,
-            secret_access_key=SECRET_KEY,
-            force_path_style=True,
-        )
-    )
+    filesystem = s3_filesystem(s3.lake_settings(bucket))
     selector = pafs.FileSelector(f"{bucket}/{under}", recursive=True, allow_not_found=True)
     return sorted(
         info.path[len(bucket) + 1 :]

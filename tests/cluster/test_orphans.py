@@ -15,9 +15,9 @@ from typing import Any
 import httpx
 import psycopg
 
-from examples.cluster.services import ACCESS_KEY, SECRET_KEY, PostgresServer, S3Server
+from examples.cluster.services import PostgresServer, S3Server
 from svc.storage.faults import ENV_VAR
-from svc.storage.objects import S3Lake, S3Settings
+from svc.storage.objects import S3Lake
 from tests.e2e.clients import now_ns, push, query_range, stream_values
 from tests.e2e.server import Server, merge
 
@@ -69,14 +69,7 @@ def test_an_upload_whose_writer_died_before_the_commit_is_swept_from_the_bucket(
     config = merge(s3.storage_config(bucket), {"compactor": {**SWEEP, "compaction_min_files": 100}})
     server = _faulty(tmp_path / "svc", config).start()
     lake = S3Lake(
-        S3Settings(
-            bucket=bucket,
-            endpoint=s3.endpoint,
-            insecure=True,
-            access_key_id=ACCESS_KEY,
-            secret_access_key=SECRET_KEY,
-            force_path_style=True,
-        ),
+        s3.lake_settings(bucket),
         tmp_path / "unused",
     )
     start = now_ns() - 600 * SECOND
