@@ -140,7 +140,9 @@ def test_pipeline_deletes_are_applied_to_the_files(make_app: Callable[..., InPro
         )
     # Replaced files leave once no query reads them: the compactor's next tick. (The
     # catalog keeps the request's own text, so the check is on the deleted lines.)
-    wait_for(lambda: not any(u in t for t in _stored_text(app.data_dir).values() for u in users[1::2]))
+    wait_for(
+        lambda: not any(u in t for t in _stored_text(app.data_dir).values() for u in users[1::2])
+    )
     lake = "".join(_stored_text(app.data_dir / "lake").values())
     assert all(u in lake for u in users[::2])
 

@@ -90,9 +90,7 @@ def test_needle_queries_read_only_the_files_that_may_hold_the_needle(
             "/svc/api/v1/sql",
             params={"query": "SELECT count(*) FROM logs WHERE contains(line, 'f0002aa9')", **RANGE},
         )
-        assert (
-            both.json()["data"]["rows"] == [[3]] and both.json()["stats"]["fileRows"] == 900
-        )
+        assert both.json()["data"]["rows"] == [[3]] and both.json()["stats"]["fileRows"] == 900
         fields = client.get(
             "/loki/api/v1/detected_fields",
             params={"query": '{app="shop"} |= "trace=2f0002aa9 " | logfmt', **RANGE},
