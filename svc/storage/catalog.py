@@ -428,18 +428,8 @@ class Catalog:
 
     def skip_indexes(self, paths: Iterable[str]) -> dict[str, SkipIndexRow]:
         """The listed skipping indexes of the given files, by file path."""
-        wanted = list(paths)
-        found: dict[str, SkipIndexRow] = {}
-        with self._lock:
-            for offset in range(0, len(wanted), 500):
-                chunk = wanted[offset : offset + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = self._db.execute(
-                    f"SELECT path, bytes, checksum FROM skip_indexes WHERE path IN ({marks})",
-                    chunk,
-                ).fetchall()
-                found.update((row[0], SkipIndexRow(*row)) for row in rows)
-        return found
+        rows = self._where_path_in("SELECT path, bytes, checksum FROM skip_indexes", paths)
+        return {row[0]: SkipIndexRow(*row) for row in rows}
 
     def files_without_skip_index(self) -> list[str]:
         """Paths of the listed files the catalog lists no skipping index for."""
@@ -448,6 +438,18 @@ class Catalog:
             "(SELECT 1 FROM skip_indexes WHERE skip_indexes.path = files.path)"
         )
         return [str(row[0]) for row in rows]
+
+    def _where_path_in(self, select: str, paths: Iterable[str]) -> list[Any]:
+        """The rows of ``select`` whose ``path`` is one of ``paths``, asked 500 paths at a
+        time (SQLite bounds the parameters of one statement)."""
+        wanted = list(paths)
+        found: list[Any] = []
+        with self._lock:
+            for offset in range(0, len(wanted), 500):
+                chunk = wanted[offset : offset + 500]
+                marks = ",".join("?" * len(chunk))
+                found += self._db.execute(f"{select} WHERE path IN ({marks})", chunk).fetchall()
+        return found
 
     def lists(self, path: str) -> bool:
         """Whether the file is listed."""
@@ -475,18 +477,9 @@ class Catalog:
     def file_streams(self, paths: Iterable[str]) -> list[FileStreamRow]:
         """The per-stream summaries of the given files (files flushed before summaries
         existed have none)."""
-        wanted = list(paths)
-        found: list[FileStreamRow] = []
-        with self._lock:
-            for offset in range(0, len(wanted), 500):
-                chunk = wanted[offset : offset + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = self._db.execute(
-                    f"SELECT * FROM file_streams WHERE path IN ({marks})",
-                    chunk,
-                ).fetchall()
-                found += [FileStreamRow(*row) for row in rows]
-        return found
+        return [
+            FileStreamRow(*row) for row in self._where_path_in("SELECT * FROM file_streams", paths)
+        ]
 
     def all_files(self) -> list[FileEntry]:
         """Every listed file."""
