@@ -303,7 +303,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     http_protocol: type[asyncio.Protocol] = GoHeaderLimitProtocol
     tls = config.server.http_tls_config
     if tls.enabled:
-        from svc.tls import ServerTLS, TLSSettingsError, tls_protocol_class
+        from svc.tls.context import ServerTLS, TLSSettingsError
+        from svc.tls.protocol import tls_protocol_class
 
         try:
             server_tls = ServerTLS(

@@ -98,7 +98,7 @@ def backfill_command(argv: Sequence[str]) -> int:
     and reported; 1: nothing done or ``-strict`` stopped; 2: usage)."""
     from svc.__main__ import load_config
     from svc.config import LOCAL_STORAGE_ONLY, ConfigError, shared_storage
-    from svc.distributor import push_limits
+    from svc.ingest.push_limits import push_limits
     from svc.logging_setup import configure_logging
 
     try:

@@ -27,10 +27,7 @@ import pyarrow.parquet as pq
 from schemas.log_rows import LABEL_MAP
 from svc.backfill.timestamps import TextTimeFormat, parse_leading, parse_values
 from svc.errors import ServiceError
-from svc.ingest.discovery import add_levels
 from svc.ingest.model import PushLimits
-from svc.ingest.otlp import decode_otlp
-from svc.ingest.push import decode_push
 from svc.model import Labels, PushStream
 
 __all__ = ["FORMATS", "LineParser", "ParseOptions", "Parsed", "Reject", "parse_parquet"]
@@ -249,6 +246,11 @@ class LineParser:
     # whole documents per line --------------------------------------------------------
 
     def _parse_documents(self, lines: pa.Array, numbers: pa.Array) -> Parsed:
+        # The push path's decoders (protobuf, OTLP) load only for the formats that use them.
+        from svc.ingest.discovery import add_levels
+        from svc.ingest.otlp import decode_otlp
+        from svc.ingest.push import decode_push
+
         ts: list[int] = []
         texts: list[str] = []
         stream_index: list[int] = []

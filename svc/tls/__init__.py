@@ -1,16 +1,7 @@
-"""TLS of the server listeners: settings, contexts with Go's client-auth policies and
-certificate rotation, and the transport that serves HTTP and WebSocket over them."""
+"""TLS of the server listeners: settings (``svc.tls.config``), contexts with Go's
+client-auth policies and certificate rotation (``svc.tls.context``), and the transport that
+serves HTTP and WebSocket over them (``svc.tls.protocol``).
 
-from svc.tls.config import ClientAuth, TLSServerConfig, parse_client_auth
-from svc.tls.context import ServerTLS, TLSSettingsError, build_context
-from svc.tls.protocol import tls_protocol_class
-
-__all__ = [
-    "ClientAuth",
-    "ServerTLS",
-    "TLSServerConfig",
-    "TLSSettingsError",
-    "build_context",
-    "parse_client_auth",
-    "tls_protocol_class",
-]
+Nothing is imported here: the configuration imports ``svc.tls.config`` only, so commands
+that never listen (``svc backfill``) do not load OpenSSL.
+"""

@@ -11,8 +11,6 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from svc.tls.config import TLSServerConfig
-from svc.tls.context import TLSSettingsError, build_context
-from svc.tls.pem import PEMError, load_key_pair, read_file
 from svc.tls.suites import cipher_list, parse_min_version
 
 __all__ = ["ServerTLSSettings", "client_tls_error", "client_tls_errors", "server_tls_errors"]
@@ -49,6 +47,10 @@ def server_tls_errors(server: ServerTLSSettings) -> list[str]:
     for name, block in (("http", server.http_tls_config), ("grpc", server.grpc_tls_config)):
         if not block.enabled:
             continue
+        # pyOpenSSL and cryptography load only when TLS is configured (not for commands
+        # such as svc backfill that check the configuration of a plain server).
+        from svc.tls.context import TLSSettingsError, build_context
+
         try:
             build_context(
                 block,
@@ -62,6 +64,10 @@ def server_tls_errors(server: ServerTLSSettings) -> list[str]:
 
 def client_tls_error(cert_path: str, key_path: str, ca_path: str) -> str | None:
     """The reference's error for one client TLS block (CA, certificate and key files)."""
+    if not (ca_path or cert_path or key_path):
+        return None
+    from svc.tls.pem import PEMError, load_key_pair, read_file
+
     if ca_path:
         try:
             read_file(ca_path)

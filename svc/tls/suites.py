@@ -8,19 +8,20 @@ accepted but, as in Go, not configurable: they are always on when TLS 1.3 is all
 
 from __future__ import annotations
 
+import ssl
 from typing import Final
-
-from OpenSSL import SSL
 
 from gocompat.strconv import quote
 
 __all__ = ["TLS_VERSIONS", "cipher_list", "parse_min_version"]
 
+# The protocol's version numbers, which OpenSSL's TLS1_*_VERSION constants also are (the
+# standard library's names: pyOpenSSL is not loaded by commands that only check settings).
 TLS_VERSIONS: Final = {
-    "VersionTLS10": SSL.TLS1_VERSION,
-    "VersionTLS11": SSL.TLS1_1_VERSION,
-    "VersionTLS12": SSL.TLS1_2_VERSION,
-    "VersionTLS13": SSL.TLS1_3_VERSION,
+    "VersionTLS10": int(ssl.TLSVersion.TLSv1),
+    "VersionTLS11": int(ssl.TLSVersion.TLSv1_1),
+    "VersionTLS12": int(ssl.TLSVersion.TLSv1_2),
+    "VersionTLS13": int(ssl.TLSVersion.TLSv1_3),
 }
 
 _TLS13_SUITES: Final = frozenset(
