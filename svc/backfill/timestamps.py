@@ -21,8 +21,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from svc.backfill.fast_times import leading_rfc3339, unix_integers
 
 __all__ = ["TextTimeFormat", "custom_format", "parse_leading", "parse_values"]
 
@@ -83,6 +86,9 @@ def parse_values(values: pa.Array, custom: TextTimeFormat | None = None) -> pa.A
     """Nanoseconds of time-field values (numbers or RFC 3339; see the module docstring)."""
     if custom is not None:
         return _parse(values, custom)
+    integers = unix_integers(values)
+    if integers is not None:
+        return integers
     numbers = _parse_numbers(values)
     if numbers.null_count == 0:
         return numbers
@@ -95,6 +101,20 @@ def parse_leading(
     """Nanoseconds of each line's leading timestamp, null where none is found."""
     if custom is not None:
         return _parse(lines, custom, now_ns)
+    # Lines starting with RFC 3339 are read without regular expressions; the rest below.
+    values, read = leading_rfc3339(lines)
+    if read.all():
+        return pa.array(values, pa.int64())
+    if not read.any():
+        return _parse_leading(lines, now_ns)
+    rest = _parse_leading(lines.filter(pa.array(~read)), now_ns)
+    values[~read] = rest.fill_null(0).to_numpy()
+    missing = np.zeros(len(lines), bool)
+    missing[~read] = rest.is_null().to_numpy(zero_copy_only=False)
+    return pa.array(values, pa.int64(), mask=missing)
+
+
+def _parse_leading(lines: pa.Array, now_ns: int | None) -> pa.Array:
     result: pa.Array | None = None
     for fmt in TEXT_FORMATS:
         parsed = _parse(lines, fmt, now_ns)
