@@ -100,6 +100,7 @@ def backfill_command(argv: Sequence[str]) -> int:
     from svc.config import LOCAL_STORAGE_ONLY, ConfigError, shared_storage
     from svc.ingest.push_limits import push_limits
     from svc.logging_setup import configure_logging
+    from svc.storage.files import keep_allocator_caching
 
     try:
         flags, names = parse_backfill_args(argv)
@@ -123,6 +124,7 @@ def backfill_command(argv: Sequence[str]) -> int:
         print(f"error: {LOCAL_STORAGE_ONLY}", file=sys.stderr)
         return 1
     configure_logging(config.server.log_level)
+    keep_allocator_caching()
     tenant = flags.get("tenant") or config.no_auth_tenant
     settings = BackfillSettings(
         root=Path(config.common.path_prefix),

@@ -77,7 +77,9 @@ class Parsed:
     """Non-blank input lines (or Parquet rows) this chunk held."""
 
 
-def split_lines(data: bytes, first_line: int) -> tuple[pa.Array, pa.Array, list[Reject]]:
+def split_lines(
+    data: bytes | memoryview, first_line: int
+) -> tuple[pa.Array, pa.Array, list[Reject]]:
     """The non-empty lines of a chunk (which ends with a newline) and their numbers;
     undecodable lines are rejects.
 
@@ -101,6 +103,8 @@ def split_lines(data: bytes, first_line: int) -> tuple[pa.Array, pa.Array, list[
         rejects = [Reject(first_line + i, "line is not valid UTF-8") for i in bad]
     lines = pc.utf8_rtrim(lines, "\r\n").cast(pa.string())
     keep = pc.greater(pc.binary_length(lines), 0)
+    if pc.all(keep).as_py():  # no blank line: no copy
+        return lines, numbers, rejects
     return lines.filter(keep), numbers.filter(keep), rejects
 
 
@@ -136,7 +140,7 @@ class LineParser:
         self.time_field = options.time_field
         self._duckdb: duckdb.DuckDBPyConnection | None = None
 
-    def parse(self, data: bytes, first_line: int) -> Parsed:
+    def parse(self, data: bytes | memoryview, first_line: int) -> Parsed:
         """The entries of a chunk of whole lines starting at line ``first_line``."""
         lines, numbers, rejects = split_lines(data, first_line)
         if self.format in ("loki-push", "otlp-json"):
@@ -161,7 +165,7 @@ class LineParser:
         valid, values = extract(lines, names)
         ts = parse_values(values[0], self.options.time_format)
         rejects: list[Reject] = []
-        if valid is not None:
+        if valid is not None and not pc.all(valid).as_py():
             invalid = pc.invert(valid)
             rejects = [Reject(n, "line is not a JSON object") for n in _where(numbers, invalid)]
             lines, numbers, ts = lines.filter(valid), numbers.filter(valid), ts.filter(valid)

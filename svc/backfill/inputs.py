@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Protocol, cast
 
 import pyarrow as pa
 
@@ -76,13 +76,14 @@ class LineChunk:
     """Whole lines of an input: ``data`` holds them, the first is line ``first_line``."""
 
     first_line: int
-    data: bytes
+    data: memoryview
+    """A view of a buffer of its own (never reused: parsed columns may share it)."""
     raw_offset: int
     """Bytes of the input (as stored) consumed so far, for progress."""
 
 
 class _Readable(Protocol):
-    def read(self, size: int = -1, /) -> bytes: ...
+    def readinto(self, buffer: memoryview, /) -> int: ...
 
     def close(self) -> None: ...
 
@@ -94,16 +95,16 @@ class _Tellable(Protocol):
 class _HashingReader:
     """A binary stream that hashes what is read through it (stdin)."""
 
-    def __init__(self, inner: BinaryIO, source: Source) -> None:
+    def __init__(self, inner: _Readable, source: Source) -> None:
         self.inner = inner
         self.source = source
         self.position = 0
 
-    def read(self, size: int = -1, /) -> bytes:
-        data = self.inner.read(size)
-        self.source.digest.update(data)
-        self.position += len(data)
-        return data
+    def readinto(self, buffer: memoryview, /) -> int:
+        size = self.inner.readinto(buffer)
+        self.source.digest.update(buffer[:size])
+        self.position += size
+        return size
 
     def tell(self) -> int:
         return self.position
@@ -115,7 +116,7 @@ class _HashingReader:
 def _open(source: Source) -> tuple[_Readable, _Tellable]:
     """The decompressed stream of an input, and what tells the bytes consumed of it."""
     if source.path is None:
-        reader = _HashingReader(sys.stdin.buffer, source)
+        reader = _HashingReader(cast(_Readable, sys.stdin.buffer), source)
         return reader, reader
     if source.codec is None:
         handle = source.path.open("rb")
@@ -125,34 +126,49 @@ def _open(source: Source) -> tuple[_Readable, _Tellable]:
 
 
 def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk]:
-    """The input's lines in chunks of about ``chunk_bytes`` (a line is never split)."""
+    """The input's lines in chunks of about ``chunk_bytes`` (a line is never split).
+
+    Each chunk is read into a new buffer after the end of the previous one's last line:
+    the bytes are copied once, by the read, not again to join or cut them.
+    """
     stream, position = _open(source)
     line = 1
     rest = b""
     try:
         while True:
-            block = stream.read(chunk_bytes)
-            if not block:
+            buffer = bytearray(len(rest) + chunk_bytes)
+            buffer[: len(rest)] = rest
+            size = len(rest) + _read_full(stream, memoryview(buffer)[len(rest) :])
+            if size == len(rest):
                 break
-            data = rest + block
-            cut = data.rfind(b"\n") + 1
+            cut = buffer.rfind(b"\n", 0, size) + 1
             if cut == 0:
-                rest = data
+                rest = bytes(buffer[:size])
                 continue
-            rest = data[cut:]
-            whole = data[:cut]
-            yield LineChunk(line, whole, position.tell())
-            line += whole.count(b"\n")
+            rest = bytes(buffer[cut:size])
+            yield LineChunk(line, memoryview(buffer)[:cut], position.tell())
+            line += buffer.count(b"\n", 0, cut)
         if rest:
-            yield LineChunk(line, rest + b"\n", position.tell())
+            yield LineChunk(line, memoryview(rest + b"\n"), position.tell())
     finally:
         stream.close()
+
+
+def _read_full(stream: _Readable, into: memoryview) -> int:
+    """Fill ``into`` unless the input ends first (a pipe returns what it has); bytes read."""
+    done = 0
+    while done < len(into):
+        size = stream.readinto(into[done:])
+        if not size:
+            break
+        done += size
+    return done
 
 
 def first_line(source: Source) -> bytes:
     """The first non-empty line of a file (read apart from the import; empty if none)."""
     for chunk in read_chunks(source, 64 << 10):
-        for line in chunk.data.split(b"\n"):
+        for line in bytes(chunk.data).split(b"\n"):
             if line.strip():
                 return line
     return b""

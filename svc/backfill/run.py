@@ -241,7 +241,7 @@ class _Reader:
         for chunk in read_chunks(source):
             if parser is None:
                 if self.format == "auto":
-                    first = next((x for x in chunk.data.split(b"\n") if x.strip()), b"")
+                    first = next((x for x in bytes(chunk.data).split(b"\n") if x.strip()), b"")
                     self.format = sniff(source, first)
                 parser = LineParser(self.format, self.settings.options, self.settings.limits)
             yield parser.parse(chunk.data, chunk.first_line), chunk.raw_offset
@@ -309,7 +309,9 @@ def validate(
             metadata,
         ],
         schema=HEAD_SCHEMA,
-    ).filter(keep)
+    )
+    if pc.any(rejected).as_py():  # else no copy
+        table = table.filter(keep)
     used = set(pc.unique(table["stream_id"]).to_pylist())
     for index, labels in enumerate(parsed.streams):
         if index not in bad_streams and int(ids[index]) in used:

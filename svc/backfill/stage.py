@@ -139,6 +139,7 @@ class Stager:
                 self.row_group_rows,
                 flush,
                 stage=self.run.directory,
+                release_memory=False,
             )
             self.entries.append(entry)
             self.summaries += summaries

@@ -100,6 +100,7 @@ def release_free_memory() -> None:
         libc.malloc_trim(0)
 
 
+_M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
 
@@ -111,3 +112,14 @@ def limit_allocator_caching() -> None:
     if libc is not None and hasattr(libc, "mallopt"):
         libc.mallopt(_M_ARENA_MAX, 2)
         libc.mallopt(_M_MMAP_THRESHOLD, 1024 * 1024)
+
+
+def keep_allocator_caching() -> None:
+    """Make glibc keep freed memory for reuse, for a batch command (``svc backfill``) that
+    allocates and frees buffers of megabytes all the time: blocks up to 32 MiB come from
+    the heap instead of being mapped (and their pages faulted in and zeroed) anew each
+    time, and the heap is trimmed only past 256 MiB free. Peak memory is unchanged."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "mallopt"):
+        libc.mallopt(_M_MMAP_THRESHOLD, 32 * 1024 * 1024)
+        libc.mallopt(_M_TRIM_THRESHOLD, 256 * 1024 * 1024)

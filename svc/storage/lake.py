@@ -203,6 +203,7 @@ def write_day_file(
     row_group_rows: int,
     flush: FlushInfo,
     stage: Path | None = None,
+    release_memory: bool = True,
 ) -> tuple[FileEntry, list[FileStreamRow]]:
     """Write one day of a tenant's rows, sorted by stream then time, as a new lake file.
 
@@ -211,6 +212,8 @@ def write_day_file(
     lake, uploaded to an object store); on failure the temporary file is removed.
     With ``stage``, the file is written to the same relative path under ``stage``
     instead, for :func:`publish_staged` to move into the lake later (a backfill).
+    ``release_memory`` hands freed memory back to the OS after each row group (the
+    server, which goes on ingesting); a backfill keeps it for its next file.
     One row group is sorted at a time: the flush never holds a sorted copy of the whole
     head, only of the row group being written.
     """
@@ -224,7 +227,14 @@ def write_day_file(
     final.parent.mkdir(parents=True, exist_ok=True)
     temporary = final.with_name(final.name + ".tmp")
     try:
-        _write_sorted(temporary, rows, labels_of, row_group_rows, _encode_metadata(metadata))
+        _write_sorted(
+            temporary,
+            rows,
+            labels_of,
+            row_group_rows,
+            _encode_metadata(metadata),
+            release_memory,
+        )
     except BaseException:
         with contextlib.suppress(OSError):
             temporary.unlink(missing_ok=True)
@@ -281,7 +291,12 @@ def _file_metadata(
 
 
 def _write_sorted(
-    path: Path, rows: pa.Table, labels_of: LabelsOf, row_group_rows: int, metadata: bytes
+    path: Path,
+    rows: pa.Table,
+    labels_of: LabelsOf,
+    row_group_rows: int,
+    metadata: bytes,
+    release_memory: bool,
 ) -> None:
     order = pc.sort_indices(rows, sort_keys=[("stream_id", "ascending"), ("ts", "ascending")])
     stream_ids = pc.unique(rows["stream_id"])
@@ -300,7 +315,8 @@ def _write_sorted(
             del chunk, labels
             # Encoding a row group leaves tens of MB of freed blocks in the C heap: hand them
             # back now, or they add up over the row groups of the flush (and ingest goes on).
-            release_free_memory()
+            if release_memory:
+                release_free_memory()
         w.add_key_value_metadata({FILE_METADATA_KEY: metadata})
 
 

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from svc.backfill.formats import ParseOptions
-from svc.backfill.inputs import expand_sources
+from svc.backfill.inputs import expand_sources, read_chunks
 from svc.backfill.run import BackfillAbortedError, BackfillSettings, Summary, run_backfill
 from svc.backfill.timestamps import custom_format
 from svc.errors import BadRequestError
@@ -308,3 +308,19 @@ def test_time_field_found_past_a_first_bad_line(tmp_path: Path) -> None:
     )
     summary = backfill(tmp_path, [source], format="jsonl")  # auto would take it for text
     assert (summary.entries, dict(summary.rejects)) == (3, {"line is not a JSON object": 1})
+
+
+@pytest.mark.parametrize("codec", [None, "gzip"])
+def test_chunks_hold_whole_lines_numbered(tmp_path: Path, codec: str | None) -> None:
+    """Lines cut by chunk ends, a line longer than a chunk, blank lines and a last line
+    without a newline come out whole, each chunk numbered from its first line."""
+    lines = ["a" * 5, "", "b" * 23, "c", "d" * 7, "", "e" * 3]
+    text = "\n".join(lines).encode()
+    path = tmp_path / ("in.log.gz" if codec else "in.log")
+    path.write_bytes(gzip.compress(text) if codec else text)
+    (source,) = expand_sources([str(path)])
+    chunks = list(read_chunks(source, chunk_bytes=6))
+    assert b"".join(bytes(c.data) for c in chunks) == text + b"\n"
+    for chunk in chunks:
+        assert bytes(chunk.data).endswith(b"\n")
+        assert lines[chunk.first_line - 1] == bytes(chunk.data).split(b"\n")[0].decode()
