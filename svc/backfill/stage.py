@@ -130,7 +130,9 @@ class Stager:
         """Write every buffered day as a staged file and empty the buffer."""
         flush = FlushInfo(self.flush_id, 0, 0, 0, backfill=self.key)
         for day in sorted(self._days):
-            rows = pa.concat_tables(self._days.pop(day))
+            # One copy of the day's rows while it is written: combined here, the parts
+            # freed at once (write_day_file would combine them again while they live).
+            rows = pa.concat_tables(self._days.pop(day)).combine_chunks()
             entry, summaries = write_day_file(
                 LocalLake(self.run.directory),
                 self.tenant,
