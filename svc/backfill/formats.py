@@ -16,9 +16,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,6 +28,9 @@ from svc.backfill.timestamps import TextTimeFormat, parse_leading, parse_values
 from svc.errors import ServiceError
 from svc.ingest.model import PushLimits
 from svc.model import Labels, PushStream
+
+if TYPE_CHECKING:
+    import duckdb
 
 __all__ = ["FORMATS", "LineParser", "ParseOptions", "Parsed", "Reject", "parse_parquet"]
 
@@ -123,6 +125,7 @@ def _decode_each(lines: pa.Array) -> tuple[pa.Array, list[int]]:
 
 _OBJECT = "starts_with(ltrim(line), '{')"
 _JSON_FIELDS = f"SELECT {_OBJECT} AS ok, json_extract_string(line, $paths) AS f FROM chunk"
+_JSON_FIELDS_OF_OBJECTS = "SELECT json_extract_string(line, $paths) AS f FROM chunk"
 _JSON_FIELDS_CHECKED = (
     "SELECT ok, json_extract_string(CASE WHEN ok THEN line ELSE '{}' END, $paths) AS f "
     f"FROM (SELECT line, coalesce(json_valid(line), false) AND {_OBJECT} AS ok FROM chunk)"
@@ -183,14 +186,19 @@ class LineParser:
     def _json_fields(
         self, lines: pa.Array, names: list[str]
     ) -> tuple[pa.Array | None, list[pa.Array]]:
+        import duckdb  # for JSON lines only (plain text need not load it)
+
         if self._duckdb is None:
             self._duckdb = duckdb.connect()
         self._duckdb.register("chunk", pa.table({"line": lines}))
         paths = ['$."' + name.replace("\\", "\\\\").replace('"', '\\"') + '"' for name in names]
         # One parse per line for all the fields (a list of paths). Malformed JSON fails the
-        # whole statement: only then is each line tested first (a second parse).
+        # whole statement: only then is each line tested first (a second parse). Lines
+        # that all start with "{" need no test of being an object.
+        objects = pc.all(pc.starts_with(lines, "{")).as_py()
         try:
-            result = self._duckdb.sql(_JSON_FIELDS, params={"paths": paths}).to_arrow_table()
+            query = _JSON_FIELDS_OF_OBJECTS if objects else _JSON_FIELDS
+            result = self._duckdb.sql(query, params={"paths": paths}).to_arrow_table()
         except duckdb.InvalidInputException:
             result = self._duckdb.sql(
                 _JSON_FIELDS_CHECKED, params={"paths": paths}
@@ -199,7 +207,7 @@ class LineParser:
             self._duckdb.unregister("chunk")
         fields = result["f"].combine_chunks()
         return (
-            result["ok"].combine_chunks(),
+            result["ok"].combine_chunks() if "ok" in result.column_names else None,
             [pc.list_element(fields, i) for i in range(len(paths))],
         )
 

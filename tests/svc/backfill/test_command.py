@@ -69,14 +69,15 @@ def test_progress_bar_on_a_terminal_and_log_lines_otherwise(
 
 def test_backfill_loads_no_server_modules(tmp_path: Path) -> None:
     """Start-up is a large part of a backfill's CPU: the command imports neither the LogQL
-    compiler (sqlglot) nor TLS (pyOpenSSL, cryptography) nor the push decoders."""
+    compiler (sqlglot) nor TLS (pyOpenSSL, cryptography) nor the push decoders, nor (for
+    plain text) DuckDB."""
     log = tmp_path / "a.log"
     log.write_text("2025-01-01T00:00:00Z hello\n")
     argv = ["backfill", f"-common.path-prefix={tmp_path / 'data'}", '-labels={job="x"}', str(log)]
     code = (
         "import sys\nfrom svc.__main__ import main\n"
         f"assert main({argv!r}) == 0\n"
-        "heavy = ('sqlglot', 'OpenSSL', 'cryptography', 'google', 'litestar', 'uvicorn')\n"
+        "heavy = ('sqlglot', 'OpenSSL', 'cryptography', 'google', 'litestar', 'uvicorn', 'duckdb')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy\n"
         "    or m.startswith(('logql_to_sql.sql', 'svc.distributor'))\n"
         "    or m in ('svc.ingest.push', 'svc.ingest.otlp')))\n"
