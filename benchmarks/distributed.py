@@ -7,9 +7,12 @@ scheduler) four times over the same data directory: the in-process engine, then
 ``--threads`` threads, as the in-process engine has). Range queries are split by
 ``split_queries_by_interval`` (``--split``), so a query's runs can go to different
 actors; a run never reads a file another run reads, so the corpus is flushed in files of
-``--flush-mb``. Reported: the median wall time of each heavy shape (``--repeat`` runs) and its
-speed-up against the in-process engine measured in the same run, and the median wall time
-of small queries (``--small`` runs), whose difference is the per-query overhead of Ray.
+``--flush-mb``. With ``--by-files``, each Ray deployment runs a second time with queries
+whole (no time split) and their files cut into one group per actor
+(``querier.ray.file_groups``), partial aggregates merged. Reported: the median wall time
+of each heavy shape (``--repeat`` runs) and its speed-up against the in-process engine
+measured in the same run, and the median wall time of small queries (``--small`` runs),
+whose difference is the per-query overhead of Ray.
 
 Ray binds beyond its node address, so the script runs itself in a network namespace with
 only ``lo`` (``svc.distributed.netns``). The figures depend on the machine: on 2 cores,
@@ -42,13 +45,23 @@ SMALL = {
 }
 
 
-def _deployments(workers: list[int], threads: int, split: str) -> list[tuple[str, dict[str, Any]]]:
+def _deployments(
+    workers: list[int], threads: int, split: str, by_files: bool
+) -> list[tuple[str, dict[str, Any]]]:
     limits = {"split_queries_by_interval": split, "query_timeout": "10m"}
     common: dict[str, Any] = {"limits_config": limits, "querier": {"max_concurrent": 4}}
     out = [("in-process", common)]
     for count in workers:
-        ray = {"execution": "ray", "ray": {"workers": count, "threads_per_worker": threads}}
+        ray: dict[str, Any] = {
+            "execution": "ray",
+            "ray": {"workers": count, "threads_per_worker": threads, "file_groups": 1},
+        }
         out.append((f"ray x{count}", {**common, "querier": {**common["querier"], **ray}}))
+        if by_files:
+            files = {**ray, "ray": {**ray["ray"], "file_groups": count}}
+            whole = {**limits, "split_queries_by_interval": "0s"}
+            querier = {**common["querier"], **files}
+            out.append((f"ray x{count} by files", {"limits_config": whole, "querier": querier}))
     # Again at the end: the baseline is the better of the two (the machine's load drifts).
     out.append(("in-process, again", common))
     return out
@@ -89,7 +102,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "start_s": {},
         "load_before": os.getloadavg()[0],
     }
-    for name, overrides in _deployments(args.workers, args.threads, args.split):
+    for name, overrides in _deployments(args.workers, args.threads, args.split, args.by_files):
         started = time.perf_counter()
         app = InProcessApp(root, overrides).start(timeout=300)
         report["start_s"][name] = round(time.perf_counter() - started, 1)
@@ -146,6 +159,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--threads", type=int, default=2, help="DuckDB threads per actor")
     parser.add_argument("--split", default="15m", help="split_queries_by_interval")
+    parser.add_argument(
+        "--by-files", action="store_true", help="also each Ray deployment split by file groups"
+    )
     parser.add_argument(
         "--flush-mb", type=float, default=16, help="lines per flushed file (a run per file)"
     )
