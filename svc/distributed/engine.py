@@ -6,8 +6,9 @@ moves to an actor (``cluster.RayWorkers``), so answers are the single-node answe
 
 A query's files are cut into ``querier.ray.file_groups`` groups (``file_groups``) whose
 statements run at once, one actor each: a metric query's partial aggregates (merged and
-finished by one more statement), a limited log query's groups (merged with the same
-top-N as one after the other).
+finished by one more statement on an actor: spreading partials over their windows can be
+the heavy part, as for a quantile over a long range), a limited log query's groups
+(merged with the same top-N as one after the other).
 """
 
 from __future__ import annotations
