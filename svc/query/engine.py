@@ -241,8 +241,9 @@ class QueryEngine:
         """Rows of a log query, with its view and what it scanned.
 
         With a limit, files are read newest first (oldest first going forward) in small
-        groups, compacted files in time windows (``scan_pieces``); once ``limit`` rows are
-        found, pieces that cannot hold a row beyond the current cut-off are never read.
+        groups, compacted files in time windows (``scan_pieces``), ``file_groups`` groups at
+        a time; once ``limit`` rows are found, pieces that cannot hold a row beyond the
+        current cut-off are never read.
         """
         view = self.view(
             (tenants,) if isinstance(tenants, str) else tenants, start_ns, end_ns, expr
