@@ -3,7 +3,9 @@
 there): ``<delete_request_store_key_prefix>delete_requests/delete_requests.json``.
 
 The catalog stays the store every read and change goes through; after each change the
-whole table set is written to the object in one PUT (a few rows per request). A catalog
+whole table set is written to the object in one PUT (a few rows per request), and written
+again if the tables moved meanwhile (another node's change: ``DeleteRequestStore``), so
+the copy ends with every change whichever PUT lands last. A catalog
 rebuilt from an S3 lake (``svc catalog rebuild``, or a start over a lost catalog) has no
 delete requests: they are read back from the copy, so deleted entries stay deleted.
 """

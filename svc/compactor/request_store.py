@@ -10,16 +10,22 @@ rows leave the files and their filter ends together.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import defaultdict
 from dataclasses import dataclass
 
-from svc.compactor.request_backup import RequestBackup
+from svc.compactor.request_backup import RequestBackup, Snapshot
 from svc.compactor.requests import NewDeleteRequest, Shard, request_id, request_status
 from svc.ops.cache_gen import CacheGenerations, raise_generation
 from svc.storage.catalog import Catalog, CatalogDb
 
 __all__ = ["DeleteRequest", "DeleteRequestStore", "PendingShard"]
+
+log = logging.getLogger(__name__)
+
+_BACKUP_ROUNDS = 5
+"""PUTs of the copy per change at most, while other nodes keep changing the requests."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS delete_requests (
@@ -98,15 +104,28 @@ class DeleteRequestStore:
         return len(requests)
 
     def backed_up(self) -> None:
-        """Write the copy (after a change)."""
+        """Write the copy (after a change). Several nodes may change the requests at once
+        and their PUTs land in any order, so a node reads the tables again after its PUT
+        and writes once more if they moved meanwhile: the last PUT to land is the one
+        whose node saw the tables unchanged after it, which holds every change."""
         if self.backup is None:
             return
-        self.backup.save(
-            {
-                table: [list(row) for row in self.catalog.read(f"SELECT * FROM {table}")]
-                for table in ("delete_requests", "delete_shards")
-            }
-        )
+        snapshot = self._snapshot()
+        for _ in range(_BACKUP_ROUNDS):
+            self.backup.save(snapshot)
+            now = self._snapshot()
+            if now == snapshot:
+                return
+            snapshot = now
+        log.warning("delete requests kept changing: their copy may lag until the next change")
+
+    def _snapshot(self) -> Snapshot:
+        return {
+            table: [
+                list(row) for row in self.catalog.read(f"SELECT * FROM {table} ORDER BY {order}")
+            ]
+            for table, order in (("delete_requests", "1"), ("delete_shards", "1, 2, 3"))
+        }
 
     def add(self, tenant: str, request: NewDeleteRequest) -> str:
         """Store a new request and its shards, raise the cache generation; returns its ID."""
