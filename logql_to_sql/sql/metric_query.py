@@ -64,16 +64,23 @@ class _Rel:
 
 
 def compile_metric_query(
-    expr: ast.MetricExpr, *, grid: Grid, metadata: bool = True, columnar: bool = True
+    expr: ast.MetricExpr,
+    *,
+    grid: Grid,
+    metadata: bool = True,
+    columnar: bool = True,
+    common: frozenset[str] = frozenset(),
 ) -> MetricPlan:
     """Samples of ``expr`` at every step of ``grid``.
 
     ``metadata=False`` promises that the queried entries have no structured metadata
     (cheaper plans for ranges without parsers). ``columnar=False`` runs every pipeline on
     the generic label-map pipeline, even where the columnar one applies: same answer,
-    slower (differential tests compare them).
+    slower (differential tests compare them). ``common`` promises labels that every queried
+    stream has: parsers need not extract keys of those names, whose values could only land
+    in ``<name>_extracted``.
     """
-    compiler = _MetricCompiler(grid, metadata=metadata, columnar=columnar)
+    compiler = _MetricCompiler(grid, metadata=metadata, columnar=columnar, common=common)
     rel = compiler.visit(expr)
     order = _sort_order(expr)
     select = rel.select
@@ -171,10 +178,13 @@ def _float_literal(value: float) -> exp.Expr:
 
 
 class _MetricCompiler:
-    def __init__(self, grid: Grid, *, metadata: bool, columnar: bool) -> None:
+    def __init__(
+        self, grid: Grid, *, metadata: bool, columnar: bool, common: frozenset[str]
+    ) -> None:
         self.grid = grid
         self.metadata = metadata
         self.columnar = columnar
+        self.common = common
         self.shared: list[tuple[str, exp.Select, exp.Select, Callable[[], exp.Select]]] = []
 
     def visit(self, node: ast.Expr) -> _Rel:
@@ -200,6 +210,7 @@ class _MetricCompiler:
             entries_name=f"entries_{len(self.shared)}",
             metadata=self.metadata,
             columnar=self.columnar,
+            common=self.common,
         )
         probes: list[tuple[exp.Select, exp.Select]] = []
         if (

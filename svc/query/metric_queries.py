@@ -19,6 +19,7 @@ from sqlglot import exp
 from logql_to_sql import DIALECT, Grid, MetricPlan, ast, compile_metric_query
 from svc.errors import BadRequestError
 from svc.model import Labels, label_key
+from svc.query.common_labels import common_labels
 from svc.query.engine import QueryEngine, ScanStats, add_file_scan, add_head_scan
 from svc.query.file_metadata import view_has_metadata
 from svc.query.plan_cache import START, mentions_stand_in, with_range
@@ -81,7 +82,7 @@ def run_metric_query(
     lookback = max_lookback(expr)
     tenants = (tenant,) if isinstance(tenant, str) else tenant
     view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1, expr)
-    plan = _plan(expr, grid, metadata=view_has_metadata(view))
+    plan = _plan(expr, grid, metadata=view_has_metadata(view), common=common_labels(view.streams))
     stats = ScanStats()
     _count_scan(stats, view, grid.start_ns - lookback, grid.end_ns + 1)
     if not instant and _uses_approx_topk(expr):
@@ -131,19 +132,25 @@ class _RenderedPlan:
     compiled for its grid is run as it is: its text may hold the stand-in's digits."""
 
 
-def _plan(expr: ast.MetricExpr, grid: Grid, *, metadata: bool) -> _RenderedPlan:
+def _plan(
+    expr: ast.MetricExpr, grid: Grid, *, metadata: bool, common: frozenset[str]
+) -> _RenderedPlan:
     """The rendered plan of ``expr`` on ``grid``: compiled once per expression, step,
-    number of steps and whether the data has structured metadata, with the start put in by
-    ``with_range`` at each run."""
+    number of steps, whether the data has structured metadata and the labels every stream
+    has, with the start put in by ``with_range`` at each run."""
     if mentions_stand_in(expr):  # compiled for this grid, not reusable
-        return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata), stand_in=False)
-    return _cached_plan(expr, grid.step_ns, grid.steps, metadata)
+        plan = compile_metric_query(expr, grid=grid, metadata=metadata, common=common)
+        return _rendered(plan, stand_in=False)
+    return _cached_plan(expr, grid.step_ns, grid.steps, metadata, common)
 
 
 @lru_cache(maxsize=256)
-def _cached_plan(expr: ast.MetricExpr, step_ns: int, steps: int, metadata: bool) -> _RenderedPlan:
+def _cached_plan(
+    expr: ast.MetricExpr, step_ns: int, steps: int, metadata: bool, common: frozenset[str]
+) -> _RenderedPlan:
     grid = Grid(start_ns=START, step_ns=step_ns, steps=steps)
-    return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata), stand_in=True)
+    plan = compile_metric_query(expr, grid=grid, metadata=metadata, common=common)
+    return _rendered(plan, stand_in=True)
 
 
 def _rendered(plan: MetricPlan, *, stand_in: bool) -> _RenderedPlan:
