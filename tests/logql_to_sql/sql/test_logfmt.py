@@ -113,9 +113,11 @@ def test_key_lookups(db: duckdb.DuckDBPyConnection, keep_empty: bool, together: 
 
 # Pieces around the quick look's edges: the key first in the line, after a tab, a control
 # byte or a non-blank character (``xstatus=``, ``éstatus=``, a no-break space), inside or
-# after a quoted value, with an empty value or one holding ``=`` or ``"``.
+# after a quoted value, with an empty value or one holding ``=`` or ``"``, followed at once
+# by another ``status=``.
 _PIECES = [
     "status=500",
+    "status=5status=6",
     "xstatus=1",
     "éstatus=2",
     "\u00a0status=4",
