@@ -313,7 +313,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb", type=float, default=300)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--level", type=int, default=14)
+    parser.add_argument("--level", type=int, default=15)
     parser.add_argument("--target-mb", type=int, default=256)
     parser.add_argument("--encodings", action="store_true")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/compaction.json"))

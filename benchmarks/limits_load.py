@@ -185,12 +185,11 @@ def _rss_sampler(srv: Server, stop: threading.Event, samples: list[int]) -> None
         stop.wait(1.0)
 
 
-def _a_load(url: str, seconds: float, heavy: int, results: Connection) -> None:
+def _a_load(url: str, seconds: float, heavy: int, flooders: int, results: Connection) -> None:
     """Tenant A's flood, in a process of its own: A is another client, and its threads
     building bodies must not take the interpreter lock from B's timed requests."""
     stop = threading.Event()
     pushes, queries = Tally(), Tally()
-    flooders = 4
     threads = [
         threading.Thread(target=_a_flooder, args=(url, stop, pushes, i, flooders))
         for i in range(flooders)
@@ -214,7 +213,9 @@ def _a_load(url: str, seconds: float, heavy: int, results: Connection) -> None:
     )
 
 
-def _phase(srv: Server, seconds: float, *, loaded: bool, heavy: int) -> dict[str, Any]:
+def _phase(
+    srv: Server, seconds: float, *, loaded: bool, heavy: int, flooders: int
+) -> dict[str, Any]:
     stop = threading.Event()
     tallies = {name: Tally() for name in ("b_push", "b_query")}
     rss: list[int] = []
@@ -225,7 +226,9 @@ def _phase(srv: Server, seconds: float, *, loaded: bool, heavy: int) -> dict[str
     ]
     print(f"phase: {'loaded' if loaded else 'unloaded'}, {seconds} s", file=sys.stderr)
     receiver, sender = multiprocessing.Pipe(duplex=False)
-    flood = multiprocessing.Process(target=_a_load, args=(srv.url, seconds, heavy, sender))
+    flood = multiprocessing.Process(
+        target=_a_load, args=(srv.url, seconds, heavy, flooders, sender)
+    )
     started = time.monotonic()
     if loaded:
         flood.start()
@@ -279,7 +282,9 @@ def _count(srv: Server, tenant: str, app: str, since_ns: int) -> int:
     return int(result[0]["value"][1]) if result else 0
 
 
-def run(seconds: float, heavy: int = HEAVY_QUERIES, preload_minutes: int = 110) -> dict[str, Any]:
+def run(
+    seconds: float, heavy: int = HEAVY_QUERIES, preload_minutes: int = 110, flooders: int = 4
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         runtime = root / "runtime.yaml"
@@ -314,8 +319,8 @@ def run(seconds: float, heavy: int = HEAVY_QUERIES, preload_minutes: int = 110) 
             time.sleep(2.5)  # the runtime file is read again
             started = time.time_ns()
             report: dict[str, Any] = {"preloaded_a_entries": preloaded}
-            report["unloaded"] = _phase(srv, seconds, loaded=False, heavy=heavy)
-            report["loaded"] = _phase(srv, seconds, loaded=True, heavy=heavy)
+            report["unloaded"] = _phase(srv, seconds, loaded=False, heavy=heavy, flooders=flooders)
+            report["loaded"] = _phase(srv, seconds, loaded=True, heavy=heavy, flooders=flooders)
             time.sleep(1)
             stored = _count(srv, "a", "a", started)
             report["a_entries_stored"] = stored
@@ -333,9 +338,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--heavy", type=int, default=HEAVY_QUERIES, help="A's queries at once")
     parser.add_argument("--preload-minutes", type=int, default=110)
+    parser.add_argument(
+        "--flooders", type=int, default=4, help="A's pushing threads (0: A only queries)"
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/limits_load.json"))
     args = parser.parse_args()
-    report = run(args.seconds, args.heavy, args.preload_minutes)
+    report = run(args.seconds, args.heavy, args.preload_minutes, args.flooders)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))

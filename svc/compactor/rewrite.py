@@ -36,6 +36,14 @@ __all__ = ["JobResult", "RewriteJob", "Rewriter"]
 log = logging.getLogger(__name__)
 
 _BATCH_ROWS = 65_536
+_SHAPES = (
+    "SELECT stream_id, regexp_replace(arg_min(left(line, 16), ts), '[0-9]', '0', 'g') AS shape "
+    "FROM logs GROUP BY stream_id"
+)
+"""Each stream's shape: the start of its first line with digits masked. Streams of one
+shape (one log format) are written next to each other in a time bucket, where zstd finds
+their common text: on the benchmark corpus the line column takes 2 % fewer bytes than in
+stream id order (RESULTS.md, compaction)."""
 
 
 @dataclass(frozen=True)
@@ -131,10 +139,12 @@ class Rewriter:
         where = ""
         if job.dropped_streams:
             ids = ", ".join(str(int(i)) for i in sorted(job.dropped_streams))
-            where = f" WHERE stream_id NOT IN ({ids})"
+            where = f" WHERE l.stream_id NOT IN ({ids})"
         select = (
-            f"SELECT ts, stream_id, line, metadata FROM logs{where} "
-            f"ORDER BY ts // {bucket}, stream_id, ts"
+            f"WITH shapes AS ({_SHAPES}) "
+            f"SELECT l.ts, l.stream_id, l.line, l.metadata FROM logs AS l "
+            f"JOIN shapes AS s ON s.stream_id = l.stream_id{where} "
+            f"ORDER BY l.ts // {bucket}, s.shape, l.stream_id, l.ts"
         )
         cursor = self._db.cursor()
         try:

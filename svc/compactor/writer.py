@@ -1,16 +1,16 @@
 """Compacted lake files: the layout that makes the lake small and keeps queries pruning.
 
-Rows arrive sorted by time bucket, then stream, then time. Row groups never span two
-buckets (unless the first is small), so row-group statistics prune by time as well as by
-stream: a compacted day answers "the last hour" as the small flushed files did. Files are
-cut at bucket boundaries once they reach the target size, so they cover consecutive time
-ranges and the catalog prunes them too.
+Rows arrive sorted by time bucket, then stream (streams of one line shape next to each
+other: ``rewrite``), then time. Row groups never span two buckets (unless the first is
+small), so row-group statistics prune by time: a compacted day answers "the last hour"
+as the small flushed files did. Files are cut at bucket boundaries once they reach the
+target size, so they cover consecutive time ranges and the catalog prunes them too.
 
 Encodings, each measured on the benchmark corpus (``benchmarks/compaction.py``,
 RESULTS.md): ``line`` DELTA_LENGTH_BYTE_ARRAY (the text without interleaved lengths
 compresses better and decodes faster), ``ts`` and ``stream_id`` DELTA_BINARY_PACKED,
 dictionaries only for the label and metadata maps, 8 MiB pages, zstd at the compaction
-level (14 by default; flushes use 3).
+level (15 by default; flushes use 3).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ _ENCODINGS = {
 class WriterSettings:
     """How compacted files are written."""
 
-    level: int = 14
+    level: int = 15
     row_group_rows: int = 131_072
     target_bytes: int = 256 << 20
 
@@ -106,9 +106,9 @@ def write_compacted(
     settings: WriterSettings,
     cancelled: Callable[[], bool] = lambda: False,
 ) -> list[tuple[FileEntry, list[FileStreamRow]]]:
-    """Write rows (``ts, stream_id, line, metadata``, sorted by ``ts // bucket``, stream,
-    time) as new published files of one tenant-day; returns their entries and summaries.
-    On failure or cancellation nothing stays behind."""
+    """Write rows (``ts, stream_id, line, metadata``, sorted by ``ts // bucket``, then
+    stream by stream, each in time order) as new published files of one tenant-day;
+    returns their entries and summaries. On failure or cancellation nothing stays behind."""
     writer = _Writer(lake, bucket, labels_of, identity, settings)
     try:
         for batch in batches:

@@ -151,12 +151,20 @@ class FairQueue(Generic[_T]):
         """Items one tenant may run now (0: no bound)."""
         if not self.max_running:
             return 0
+        return max(1, self.max_running // max(1, len(self._active())))
+
+    def _active(self) -> set[str]:
+        """Tenants with items queued or running, or done within ``recent_seconds``."""
         now = self._clock()
         for tenant, when in list(self._last_done.items()):
             if now - when > self.recent_seconds:
                 del self._last_done[tenant]
-        active = self._counts.keys() | self._running.keys() | self._last_done.keys()
-        return max(1, self.max_running // max(1, len(active)))
+        return self._counts.keys() | self._running.keys() | self._last_done.keys()
+
+    def active(self) -> set[str]:
+        """The tenants active now (thread-safe)."""
+        with self._cond:
+            return self._active()
 
     def done(self, tenant: str) -> None:
         """An item taken by :meth:`get` is finished."""

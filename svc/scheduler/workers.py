@@ -23,6 +23,7 @@ from prometheus_client.registry import Collector
 
 from svc.errors import ServiceError
 from svc.query.scope import RequestScope
+from svc.scheduler.priority import LowPriorityThreads, TenantUsage
 from svc.scheduler.queue import FairQueue, QueueStopped
 
 __all__ = ["Scheduler", "SchedulerCollector"]
@@ -62,16 +63,22 @@ def _deliver(
 class Scheduler:
     """A fair queue of query tasks and the threads that run them."""
 
-    def __init__(self, workers: int, max_outstanding: int) -> None:
+    def __init__(
+        self, workers: int, max_outstanding: int, usage: TenantUsage | None = None
+    ) -> None:
         self.workers = max(workers, 1)
         # One worker stays free for the next tenant (when there are several workers).
         self.queue: FairQueue[_Task] = FairQueue(max_outstanding, max(self.workers - 1, 1))
         self.running = 0
+        self.usage = usage or TenantUsage()
+        """Each tenant's recent worker time: who runs at a lower priority."""
+        self._low: LowPriorityThreads | None = None
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
 
     def start(self) -> None:
         """Start the worker threads."""
+        self._low = LowPriorityThreads(self.workers)
         for index in range(self.workers):
             thread = threading.Thread(target=self._work, name=f"query-{index}", daemon=True)
             thread.start()
@@ -83,6 +90,9 @@ class Scheduler:
         for thread in self._threads:
             thread.join()
         self._threads = []
+        if self._low is not None:
+            self._low.close()
+            self._low = None
 
     def submit(
         self,
@@ -112,25 +122,31 @@ class Scheduler:
             except QueueStopped:
                 return
             try:
-                self._run(task)
+                self._run(tenant, task)
             finally:
                 self.queue.done(tenant)
                 # Not kept until the next task arrives: its scope's pinned views and its
                 # result hold lake files on disk (svc/storage/leases.py).
                 del task
 
-    def _run(self, task: _Task) -> None:
+    def _run(self, tenant: str, task: _Task) -> None:
         if task.future.done() or task.scope.reason is not None:
             return
         with self._lock:
             self.running += 1
+        low = self._low if self.usage.heavy(tenant, self.queue.active()) else None
+        ticket = self.usage.started(tenant)
         try:
-            value = task.context.run(task.fn)
+            if low is None:
+                value = task.context.run(task.fn)
+            else:  # svc/scheduler/priority.py: a tenant over its share, among others
+                value = low.run(lambda: task.context.run(task.fn))
         except BaseException as exc:  # delivered to the request, which answers it
             _deliver(task.loop, task.future, None, exc)
         else:
             _deliver(task.loop, task.future, value, None)
         finally:
+            self.usage.ended(ticket)
             with self._lock:
                 self.running -= 1
 

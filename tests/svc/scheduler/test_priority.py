@@ -1,0 +1,104 @@
+"""The tenant over its share of the query workers runs at a lower CPU priority."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import threading
+
+import pytest
+
+from svc.query.scope import RequestScope
+from svc.scheduler.priority import LOW_PRIORITY_NICE, LowPriorityThreads, TenantUsage
+from svc.scheduler.workers import Scheduler
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _worked(usage: TenantUsage, clock: _Clock, tenant: str, seconds: float) -> None:
+    ticket = usage.started(tenant)
+    clock.now += seconds
+    usage.ended(ticket)
+
+
+def test_the_tenant_above_the_mean_is_heavy_only_among_others() -> None:
+    clock = _Clock()
+    usage = TenantUsage(clock)
+    _worked(usage, clock, "a", 8.0)
+    _worked(usage, clock, "b", 0.2)
+    assert usage.heavy("a", {"a", "b"})
+    assert not usage.heavy("b", {"a", "b"})
+    assert not usage.heavy("a", {"a"})  # alone: nobody to yield to
+    assert not usage.heavy("c", {"a", "b"})  # not active
+
+
+def test_a_light_tenant_is_never_heavy() -> None:
+    clock = _Clock()
+    usage = TenantUsage(clock)
+    _worked(usage, clock, "a", 0.5)
+    _worked(usage, clock, "b", 0.1)
+    assert not usage.heavy("a", {"a", "b"})  # above the mean, below a second
+
+
+def test_running_time_counts_before_the_sub_query_ends() -> None:
+    clock = _Clock()
+    usage = TenantUsage(clock)
+    usage.started("a")
+    clock.now += 30.0
+    assert usage.heavy("a", {"a", "b"})
+
+
+def test_worker_time_decays() -> None:
+    clock = _Clock()
+    usage = TenantUsage(clock)
+    _worked(usage, clock, "a", 8.0)
+    _worked(usage, clock, "b", 1.2)
+    assert usage.heavy("a", {"a", "b"})
+    clock.now += 60.0  # six half-lives: a has 0.125 s left, b 0.02 s
+    assert not usage.heavy("a", {"a", "b"})
+
+
+def _nice() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+def test_low_priority_threads_run_tasks_niced_and_pass_errors() -> None:
+    low = LowPriorityThreads(2)
+    try:
+        assert low.run(_nice) == min(_nice() + LOW_PRIORITY_NICE, 19)
+        with pytest.raises(ZeroDivisionError):
+            low.run(lambda: 1 / 0)
+    finally:
+        low.close()
+    assert _nice() == os.getpriority(os.PRIO_PROCESS, 0)  # the caller kept its own
+
+
+def test_the_scheduler_lowers_the_heavy_tenant_and_not_the_light_one() -> None:
+    clock = _Clock()
+    scheduler = Scheduler(workers=3, max_outstanding=10, usage=TenantUsage(clock))
+    scheduler.start()
+    normal = _nice()
+
+    async def submit(tenant: str) -> int:
+        future = scheduler.submit(RequestScope(60), tenant, (), contextvars.copy_context(), _nice)
+        return int(await future)
+
+    async def scenario() -> list[int]:
+        alone = await submit("a")  # the only tenant: nobody to yield to
+        _worked(scheduler.usage, clock, "a", 8.0)  # then a's long statements
+        light = await submit("b")  # b arrives: a is still active (recently done)
+        heavy = await submit("a")
+        return [alone, light, heavy]
+
+    try:
+        niceness = asyncio.run(scenario())
+    finally:
+        scheduler.stop()
+    assert niceness == [normal, normal, min(normal + LOW_PRIORITY_NICE, 19)]
