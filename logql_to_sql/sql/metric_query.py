@@ -76,6 +76,7 @@ def compile_metric_query(
     metadata: bool = True,
     columnar: bool = True,
     partials: bool = False,
+    common: frozenset[str] = frozenset(),
 ) -> MetricPlan:
     """Samples of ``expr`` at every step of ``grid``.
 
@@ -84,8 +85,12 @@ def compile_metric_query(
     the generic label-map pipeline, even where the columnar one applies: same answer,
     slower (differential tests compare them). ``partials=True`` compiles the reading of
     entries apart from the rest (``MetricPlan.partials``), for a split by groups of files.
+    ``common`` promises labels that every queried stream has: parsers need not extract
+    keys of those names, whose values could only land in ``<name>_extracted``.
     """
-    compiler = _MetricCompiler(grid, metadata=metadata, columnar=columnar, apart=partials)
+    compiler = _MetricCompiler(
+        grid, metadata=metadata, columnar=columnar, apart=partials, common=common
+    )
     rel = compiler.visit(expr)
     order = _sort_order(expr)
     select = rel.select
@@ -188,11 +193,14 @@ def _float_literal(value: float) -> exp.Expr:
 
 
 class _MetricCompiler:
-    def __init__(self, grid: Grid, *, metadata: bool, columnar: bool, apart: bool) -> None:
+    def __init__(
+        self, grid: Grid, *, metadata: bool, columnar: bool, apart: bool, common: frozenset[str]
+    ) -> None:
         self.grid = grid
         self.metadata = metadata
         self.columnar = columnar
         self.apart = apart
+        self.common = common
         self.shared: list[tuple[str, exp.Select, exp.Select, Callable[[], exp.Select]]] = []
         self.partials: list[tuple[str, exp.Select]] = []
         """With ``apart``: every range aggregation's partial aggregates, by name."""
@@ -221,6 +229,7 @@ class _MetricCompiler:
             metadata=self.metadata,
             columnar=self.columnar,
             apart=self.apart,
+            common=self.common,
         )
         probes: list[tuple[exp.Select, exp.Select]] = []
         if plan.materialized is not None and self.apart:

@@ -120,6 +120,7 @@ def compile_range_aggregation(
     metadata: bool = True,
     columnar: bool = True,
     apart: bool = False,
+    common: frozenset[str] = frozenset(),
 ) -> RangePlan:
     """Samples of ``node`` on ``grid``; ``grouping`` (a pushed-down ``sum by``) pools
     series like a range-op grouping does. ``metadata=False`` promises that no entry has
@@ -135,6 +136,7 @@ def compile_range_aggregation(
     window), so it can be computed where the files are and the rest elsewhere.
 
     ``columnar=False``: the generic label-map pipeline even where the columnar one applies.
+    ``common``: labels every queried stream has (``columnar_pipeline``).
     """
     group = grouping or node.grouping
     log_range = node.range
@@ -146,7 +148,13 @@ def compile_range_aggregation(
         probe = None
     else:
         entries, probe = _pipeline_entries(
-            node, log_range, rest, [*time_window, *line_filters], group, columnar=columnar
+            node,
+            log_range,
+            rest,
+            [*time_window, *line_filters],
+            group,
+            columnar=columnar,
+            common=common,
         )
     if probe is not None and group is not None and "__error__" in _kept_names(group):
         probe = None
@@ -254,6 +262,7 @@ def _pipeline_entries(
     group: ast.Grouping | None,
     *,
     columnar: bool,
+    common: frozenset[str],
 ) -> tuple[_Entries, Callable[[], exp.Select]]:
     """Entries after the pipeline (and unwrap); plus how to build a probe for an error.
 
@@ -274,6 +283,7 @@ def _pipeline_entries(
             ),
             stages,
             names=names,
+            common=common,
         )
         if pipeline is not None:
             frame, tracked = pipeline

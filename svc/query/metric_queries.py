@@ -20,6 +20,7 @@ from sqlglot import exp
 from logql_to_sql import DIALECT, Grid, MetricPlan, ast, compile_metric_query
 from svc.errors import BadRequestError
 from svc.model import Labels, label_key
+from svc.query.common_labels import common_labels
 from svc.query.engine import AnyView, QueryEngine, ScanStats, add_file_scan, add_head_scan
 from svc.query.file_groups import file_groups
 from svc.query.file_metadata import view_has_metadata
@@ -85,7 +86,13 @@ def run_metric_query(
     tenants = (tenant,) if isinstance(tenant, str) else tenant
     view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1, expr)
     parts = file_groups(view, engine.file_groups)
-    plan = _plan(expr, grid, metadata=view_has_metadata(view), partials=parts is not None)
+    plan = _plan(
+        expr,
+        grid,
+        metadata=view_has_metadata(view),
+        common=common_labels(view.streams),
+        partials=parts is not None,
+    )
     stats = ScanStats()
     _count_scan(stats, view, grid.start_ns - lookback, grid.end_ns + 1)
     if not instant and _uses_approx_topk(expr):
@@ -177,23 +184,38 @@ class _RenderedPlan:
 
 
 def _plan(
-    expr: ast.MetricExpr, grid: Grid, *, metadata: bool, partials: bool = False
+    expr: ast.MetricExpr,
+    grid: Grid,
+    *,
+    metadata: bool,
+    common: frozenset[str],
+    partials: bool = False,
 ) -> _RenderedPlan:
     """The rendered plan of ``expr`` on ``grid``: compiled once per expression, step,
-    number of steps, whether the data has structured metadata and whether its partials are
-    apart, with the start put in by ``with_range`` at each run."""
+    number of steps, whether the data has structured metadata, the labels every stream
+    has and whether its partials are apart, with the start put in by ``with_range`` at
+    each run."""
     if mentions_stand_in(expr):  # compiled for this grid, not reusable
-        compiled = compile_metric_query(expr, grid=grid, metadata=metadata, partials=partials)
+        compiled = compile_metric_query(
+            expr, grid=grid, metadata=metadata, common=common, partials=partials
+        )
         return _rendered(compiled, stand_in=False)
-    return _cached_plan(expr, grid.step_ns, grid.steps, metadata, partials)
+    return _cached_plan(expr, grid.step_ns, grid.steps, metadata, common, partials)
 
 
 @lru_cache(maxsize=256)
 def _cached_plan(
-    expr: ast.MetricExpr, step_ns: int, steps: int, metadata: bool, partials: bool
+    expr: ast.MetricExpr,
+    step_ns: int,
+    steps: int,
+    metadata: bool,
+    common: frozenset[str],
+    partials: bool,
 ) -> _RenderedPlan:
     grid = Grid(start_ns=START, step_ns=step_ns, steps=steps)
-    compiled = compile_metric_query(expr, grid=grid, metadata=metadata, partials=partials)
+    compiled = compile_metric_query(
+        expr, grid=grid, metadata=metadata, common=common, partials=partials
+    )
     return _rendered(compiled, stand_in=True)
 
 
