@@ -464,7 +464,17 @@ def _false_positives(store: Store, entries: list[Any]) -> dict[str, float]:
     return found
 
 
-def run(megabytes: float, repeat: int, only_needles: bool = False) -> dict[str, Any]:
+def _chosen(name: str, only: list[str] | None) -> bool:
+    """Whether shape ``name`` is measured: every shape without ``only``, else those whose
+    name contains one of its texts."""
+    return only is None or any(part in name for part in only)
+
+
+def run(
+    megabytes: float, repeat: int, only_needles: bool = False, only: list[str] | None = None
+) -> dict[str, Any]:
+    """Every shape (or those ``only`` names, without the skipping index's figures) on a
+    corpus of ``megabytes``."""
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         store, last = build_store(Path(tmp), megabytes)
@@ -480,13 +490,16 @@ def run(megabytes: float, repeat: int, only_needles: bool = False) -> dict[str, 
             "log": {},
             "metric": {},
         }
-        report["skip_index"] = _skip_index_run(engine, store, files, end, repeat)
+        if only is None:
+            report["skip_index"] = _skip_index_run(engine, store, files, end, repeat)
         if only_needles:
             engine.close()
             store.close(flush=False)
             return report
         frontend = _Frontend(engine)
         for name, logql, handwritten in log_cases(end):
+            if not _chosen(name, only):
+                continue
             request = LogQueryRequest(parse(logql), START_NS, end, 100, Direction.BACKWARD)  # type: ignore[arg-type]
             if "1000" in name:
                 request = LogQueryRequest(request.query, START_NS, end, 1000, Direction.BACKWARD)
@@ -502,6 +515,8 @@ def run(megabytes: float, repeat: int, only_needles: bool = False) -> dict[str, 
             start_ns=START_NS // step * step, step_ns=step, steps=(end - START_NS) // step + 2
         )
         for name, logql, handwritten in metric_cases(grid):
+            if not _chosen(name, only):
+                continue
             expr = parse(logql)
             report["metric"][name] = _compare(
                 lambda e=expr: run_metric_query(
@@ -525,27 +540,28 @@ def run(megabytes: float, repeat: int, only_needles: bool = False) -> dict[str, 
         k = f"CAST(ceil(CAST(ts - {hourly.start_ns} AS DOUBLE) / {hourly.step_ns}) AS BIGINT)"
         name = "label-only sum by count_over_time, 1h steps"
         hourly_expr = parse('sum by (app) (count_over_time({env=~".+"}[1h]))')
-        report["metric"][name] = _compare(
-            lambda: run_metric_query(
-                engine,
-                TENANT,
-                hourly_expr,
-                hourly,
-                max_series=10**6,
-                instant=False,
-            ),
-            lambda: frontend.metric(hourly_expr, hourly),
-            # What a label-only aggregation needs: timestamps and stream ids, the stream
-            # labels joined per stream (the store's stream index, as the engine has it).
-            lambda: baseline_db.execute(
-                f"SELECT s.labels['app'] AS app, k, sum(c) FROM (SELECT stream_id, {k} AS k, "
-                "count(*) AS c FROM read_parquet($files) GROUP BY ALL) t "
-                "JOIN stream_labels s USING (stream_id) GROUP BY ALL",
-                {"files": files},
-            ).fetchall(),
-            repeat,
-        )
-        print(name, report["metric"][name], flush=True)
+        if _chosen(name, only):
+            report["metric"][name] = _compare(
+                lambda: run_metric_query(
+                    engine,
+                    TENANT,
+                    hourly_expr,
+                    hourly,
+                    max_series=10**6,
+                    instant=False,
+                ),
+                lambda: frontend.metric(hourly_expr, hourly),
+                # What a label-only aggregation needs: timestamps and stream ids, the stream
+                # labels joined per stream (the store's stream index, as the engine has it).
+                lambda: baseline_db.execute(
+                    f"SELECT s.labels['app'] AS app, k, sum(c) FROM (SELECT stream_id, {k} AS k, "
+                    "count(*) AS c FROM read_parquet($files) GROUP BY ALL) t "
+                    "JOIN stream_labels s USING (stream_id) GROUP BY ALL",
+                    {"files": files},
+                ).fetchall(),
+                repeat,
+            )
+            print(name, report["metric"][name], flush=True)
         report["label_only_plan_reads_line"] = _plan_reads_line(engine, store, grid)
         frontend.close()
         engine.close()
@@ -581,13 +597,19 @@ def main() -> None:
         "--needles", action="store_true", help="only the skipping index's shapes and figures"
     )
     parser.add_argument(
+        "--only",
+        action="append",
+        help="only the shapes whose name contains this text (repeatable; no skipping-index "
+        "figures), e.g. --only unwrap --only 'json +'",
+    )
+    parser.add_argument(
         "--flush-mb",
         type=float,
         default=0,
         help="also store this many MB with and without the skipping index (flush cost)",
     )
     args = parser.parse_args()
-    report = run(args.mb, args.repeat, args.needles)
+    report = run(args.mb, args.repeat, args.needles, args.only)
     if args.flush_mb:
         report["skip_index_flush_cost"] = flush_cost(args.flush_mb)
         print(report["skip_index_flush_cost"], flush=True)

@@ -85,6 +85,14 @@ class ColumnarLabels:
     """Stream label names read per entry; the source provides them as ``stream_value(i)``."""
     opaque: bool = True
     """Parsed values are computed once, hidden from DuckDB's filter pushdown (``opaque``)."""
+    common: frozenset[str] = frozenset()
+    """Labels every queried stream has: a parsed key of such a name can only land in
+    ``<key>_extracted``."""
+
+    def shadowed(self, key: str) -> bool:
+        """Whether a parser's value of ``key`` cannot reach any tracked label: every stream
+        has ``key`` (the value would be ``<key>_extracted``) and that name is not tracked."""
+        return key in self.common and key + _SUFFIX not in self.names
 
     def stream(self, name: str) -> exp.Expr:
         """The entry's stream label ``name`` (NULL when the stream has none)."""
@@ -153,8 +161,11 @@ def columnar_pipeline(
     *,
     names: frozenset[str],
     opaque: bool = True,
+    common: frozenset[str] = frozenset(),
 ) -> tuple[Frame, ColumnarLabels] | None:
     """The pipeline over ``source`` tracking only ``names``; None if unsupported.
+    ``common``: labels every stream of the source has (parsers then skip those keys
+    unless their ``_extracted`` name is tracked).
 
     ``source`` rows are ``(ts, stream_id, line, metadata, stream_value(0), ...)`` with the
     stream labels of ``stream_lookups(names)``. ``opaque=False`` leaves the parsed values
@@ -166,6 +177,7 @@ def columnar_pipeline(
         names=tuple(sorted(names - {"__error__", "__error_details__"})),
         lookups=stream_lookups(names),
         opaque=opaque,
+        common=common,
     )
     frame = _base(source, tracked)
     for stage in stages:
@@ -300,9 +312,11 @@ class _Extraction:
 
 
 def _source_keys(tracked: ColumnarLabels) -> list[str]:
+    """The keys a parser must extract: the tracked names and the bases of their
+    ``_extracted`` names, except keys whose value cannot reach a tracked label."""
     keys = set(tracked.names)
     keys |= {n[: -len(_SUFFIX)] for n in tracked.names if n.endswith(_SUFFIX)}
-    return sorted(keys)
+    return sorted(key for key in keys if not tracked.shadowed(key))
 
 
 def _parse(frame: Frame, stage: ast.Stage, tracked: ColumnarLabels) -> Frame:

@@ -52,6 +52,7 @@ __all__ = [
     "base_frame",
     "entry_labels",
     "group_key",
+    "logfmt_after",
     "logfmt_position",
     "logfmt_quick",
     "parsed_value",
@@ -194,9 +195,15 @@ def parsed_value(index: int) -> str:
 
 
 def logfmt_position(index: int) -> str:
-    """A logfmt key lookup: where the ``index``-th wanted key's ``key=`` starts (or, for
-    keys a regex looks for, that regex's match)."""
+    """A logfmt key lookup: the line before the ``index``-th wanted key's first ``key=``
+    (or, for keys a regex looks for, that regex's match)."""
     return f"lf{index}"
+
+
+def logfmt_after(index: int) -> str:
+    """A logfmt key lookup: the line between the ``index``-th wanted key's first ``key=``
+    and its next one (or the line's end)."""
+    return f"lf{index}a"
 
 
 def logfmt_quick(index: int) -> str:

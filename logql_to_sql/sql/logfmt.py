@@ -11,9 +11,9 @@ grammar as one RE2 pattern whose alternatives, tried in order, are the token kin
 Quoted values are unescaped as the decoder does (``\\" \\\\ \\/ \\' \\b \\f \\n \\r \\t``,
 ``\\uXXXX`` with surrogate pairs; any other escape makes the pair an error).
 
-Looking up a few keys (``logfmt_lookup``) first tries one search for the key at a
-token start before the line's first ``"``, where tokens are plain space-separated words;
-the other lines are tokenized.
+Looking up a few keys (``logfmt_lookup``) first looks at the key's first ``key=``: at a
+token start before the line's first ``"``, where tokens are plain space-separated words,
+it decides; the other lines are tokenized.
 """
 
 from __future__ import annotations
@@ -23,7 +23,13 @@ import re
 from sqlglot import exp
 
 from logql_to_sql.sql.dialect import sql
-from logql_to_sql.sql.frame import LOGFMT_QUOTE, LOGFMT_TOKENS, logfmt_position, logfmt_quick
+from logql_to_sql.sql.frame import (
+    LOGFMT_QUOTE,
+    LOGFMT_TOKENS,
+    logfmt_after,
+    logfmt_position,
+    logfmt_quick,
+)
 from logql_to_sql.syntax import ast
 
 __all__ = ["TOKEN", "logfmt_lookup", "logfmt_pairs", "unquote"]
@@ -177,27 +183,47 @@ def _raw_key(key: str) -> str:
     return written(key)
 
 
-def _quick(key: str, keep_empty: bool, index: int) -> tuple[list[exp.Expr], exp.Expr, exp.Expr]:
-    """A look for ``key``, the ``index``-th wanted key, without tokenizing: the expressions
-    of its columns (``logfmt_position``, ``logfmt_quick``), whether they decide the value,
-    and the value they give then."""
+def _quick(
+    key: str, keep_empty: bool, index: int
+) -> tuple[list[dict[str, exp.Expr]], exp.Expr, exp.Expr]:
+    """A look for ``key``, the ``index``-th wanted key, without tokenizing: its columns
+    (per step), whether they decide the value, and the value they give then."""
     at, found = exp.column(logfmt_position(index)), exp.column(logfmt_quick(index))
     if not keep_empty and "_" not in key:
         # Only "key" itself sanitises to such a name; without "key=" anywhere in the line
         # there is no such pair (a bare "key" has an empty value). Otherwise the first
-        # "key=" decides when it starts a token before any quote and has a good value.
+        # "key=" decides when it starts a token (after a blank; a rarer blank byte is left
+        # to the tokenizer) before any quote and has a good value, up to a blank or the
+        # line's end: when another "key=" follows, an "=" stands for it, which no value
+        # may hold. Byte-based functions only: DuckDB's character positions (strpos,
+        # substr) rescan the text from its start unless it knows the column is ASCII.
+        token = key + "="
+        after = exp.column(logfmt_after(index))
+        whole = sql(
+            "strlen(:b) + :n + strlen(:a) = strlen(line)", b=at.copy(), n=len(token), a=after
+        )
         quick = sql(
-            "CASE WHEN :p > 0 AND (:p = 1 OR ascii(substr(line, :p - 1, 1)) <= 32) "
-            "AND (:q = 0 OR :q > :p) "
-            "THEN regexp_extract(substr(line, :p + :n), :value, 1) END",
-            p=at,
-            q=exp.column(LOGFMT_QUOTE),
-            n=len(key) + 1,
+            "CASE WHEN strlen(:b) < strlen(line) AND (:b = '' OR suffix(:b, ' ') OR "
+            "suffix(:b, chr(9))) AND NOT contains(:b, '\"') THEN regexp_extract("
+            "CASE WHEN :whole THEN :a ELSE :a || '=' END, :value, 1) END",
+            b=at.copy(),
+            whole=whole,
+            a=after.copy(),
             value='^([^\\x00-\\x20="]+)(?:[\\x00-\\x20]|$)',
         )
         return (
-            [sql("strpos(line, :k)", k=key + "="), quick],
-            sql("coalesce(:p, 0) = 0 OR coalesce(:v, '') <> ''", p=at.copy(), v=found),
+            [
+                {
+                    logfmt_position(index): sql("split_part(line, :k, 1)", k=token),
+                    logfmt_after(index): sql("split_part(line, :k, 2)", k=token),
+                },
+                {logfmt_quick(index): quick},
+            ],
+            sql(
+                "coalesce(strlen(:b) = strlen(line), true) OR coalesce(:v, '') <> ''",
+                b=at.copy(),
+                v=found,
+            ),
             sql("CASE WHEN :v <> '' THEN replace(:v, chr(65533), ' ') END", v=found.copy()),
         )
     value = '[^\\x00-\\x20="]' + ("*" if keep_empty else "+")
@@ -214,7 +240,7 @@ def _quick(key: str, keep_empty: bool, index: int) -> tuple[list[exp.Expr], exp.
         q=exp.column(LOGFMT_QUOTE),
     )
     return (
-        [match],
+        [{logfmt_position(index): match}],
         decided,
         sql("CASE WHEN (:m).tok <> '' THEN replace((:m).v, chr(65533), ' ') END", m=at.copy()),
     )
@@ -242,15 +268,17 @@ def logfmt_lookup(
     quick: list[exp.Expr] = []
     for index, key in enumerate(keys):
         columns, is_decided, value = _quick(key, keep_empty, index)
-        for depth, expression in enumerate(columns):
-            if depth == 0 and wanted is not None and key in wanted:
-                expression = sql("CASE WHEN :w THEN :e END", w=wanted[key], e=expression)
-            steps[depth][logfmt_position(index) if depth == 0 else logfmt_quick(index)] = expression
+        for depth, named in enumerate(columns):
+            for name, expression in named.items():
+                if depth == 0 and wanted is not None and key in wanted:
+                    expression = sql("CASE WHEN :w THEN :e END", w=wanted[key], e=expression)
+                steps[depth][name] = expression
         decided.append(is_decided)
         quick.append(value)
     if not keys:
         return [], {}
-    steps[0][LOGFMT_QUOTE] = sql("strpos(line, '\"')")
+    if keep_empty or any("_" in key for key in keys):  # the regex looks read it
+        steps[0][LOGFMT_QUOTE] = sql("strpos(line, '\"')")
     pairs = logfmt_pairs(ast.LogfmtParser(keep_empty=keep_empty))[0]
     tokenized = LOGFMT_TOKENS
     steps.append({tokenized: sql("CASE WHEN NOT (:d) THEN :p END", d=exp.and_(*decided), p=pairs)})

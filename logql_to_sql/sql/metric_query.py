@@ -53,6 +53,12 @@ class MetricPlan:
     check_messages: tuple[str, ...] = ()
     """Errors of the vector-matching checks computed inside ``select``: a row whose
     ``failed_check`` is ``i`` means check ``i`` failed (the lowest such ``i`` wins)."""
+    partials: tuple[tuple[str, exp.Select], ...] = ()
+    """Compiled with ``partials=True``: ``(name, partial aggregates)`` of each range
+    aggregation, which ``select`` reads as relations of those names and does not define.
+    Each partial statement may run over any part of the entries (a group of files, the
+    in-memory head): ``select`` over the concatenation of the parts' rows gives the
+    samples of the whole."""
 
 
 @dataclass(kw_only=True)
@@ -64,21 +70,34 @@ class _Rel:
 
 
 def compile_metric_query(
-    expr: ast.MetricExpr, *, grid: Grid, metadata: bool = True, columnar: bool = True
+    expr: ast.MetricExpr,
+    *,
+    grid: Grid,
+    metadata: bool = True,
+    columnar: bool = True,
+    partials: bool = False,
+    common: frozenset[str] = frozenset(),
 ) -> MetricPlan:
     """Samples of ``expr`` at every step of ``grid``.
 
     ``metadata=False`` promises that the queried entries have no structured metadata
     (cheaper plans for ranges without parsers). ``columnar=False`` runs every pipeline on
     the generic label-map pipeline, even where the columnar one applies: same answer,
-    slower (differential tests compare them).
+    slower (differential tests compare them). ``partials=True`` compiles the reading of
+    entries apart from the rest (``MetricPlan.partials``), for a split by groups of files.
+    ``common`` promises labels that every queried stream has: parsers need not extract
+    keys of those names, whose values could only land in ``<name>_extracted``.
     """
-    compiler = _MetricCompiler(grid, metadata=metadata, columnar=columnar)
+    compiler = _MetricCompiler(
+        grid, metadata=metadata, columnar=columnar, apart=partials, common=common
+    )
     rel = compiler.visit(expr)
     order = _sort_order(expr)
     select = rel.select
     if compiler.shared or rel.checks:
-        select = _with_diagnostics(select, compiler.shared, [check for check, _ in rel.checks])
+        select = _with_diagnostics(
+            select, compiler.shared, [check for check, _ in rel.checks], define=not partials
+        )
     return MetricPlan(
         select=select,
         scalar=rel.scalar,
@@ -86,6 +105,7 @@ def compile_metric_query(
         error_probes=tuple(rel.probes),
         error_labels=tuple(labels for _, _, _, labels in compiler.shared),
         check_messages=tuple(message for _, message in rel.checks),
+        partials=tuple(compiler.partials),
     )
 
 
@@ -103,12 +123,12 @@ def _diagnostic_row(error: exp.Expr, check: int | None) -> exp.Select:
 
 
 def _with_diagnostics(
-    select: exp.Select, shared: list[_Shared], checks: list[exp.Select]
+    select: exp.Select, shared: list[_Shared], checks: list[exp.Select], *, define: bool = True
 ) -> exp.Select:
     """The samples plus, if an entry failed, one row whose ``error`` names the error, and
     one row per failed matching check. Everything is one statement because the checks
     read the same failing-entry relations, computed once (materialized CTEs) and visible
-    to this statement only."""
+    to this statement only; without ``define`` they are relations given to it."""
     samples = exp.select(
         "labels",
         "k",
@@ -135,6 +155,8 @@ def _with_diagnostics(
     for row in rows[1:]:
         union = exp.union(union, row, distinct=False)
     result = exp.select("*").from_(union.subquery("result"))
+    if not define:
+        return result
     for name, partials, _, _ in shared:
         result = result.with_(name, as_=partials, materialized=True, copy=False)
     return result
@@ -171,11 +193,17 @@ def _float_literal(value: float) -> exp.Expr:
 
 
 class _MetricCompiler:
-    def __init__(self, grid: Grid, *, metadata: bool, columnar: bool) -> None:
+    def __init__(
+        self, grid: Grid, *, metadata: bool, columnar: bool, apart: bool, common: frozenset[str]
+    ) -> None:
         self.grid = grid
         self.metadata = metadata
         self.columnar = columnar
+        self.apart = apart
+        self.common = common
         self.shared: list[tuple[str, exp.Select, exp.Select, Callable[[], exp.Select]]] = []
+        self.partials: list[tuple[str, exp.Select]] = []
+        """With ``apart``: every range aggregation's partial aggregates, by name."""
 
     def visit(self, node: ast.Expr) -> _Rel:
         method = getattr(self, f"visit_{type(node).__name__}", None)
@@ -197,11 +225,15 @@ class _MetricCompiler:
             node,
             grid=self.grid,
             grouping=grouping,
-            entries_name=f"entries_{len(self.shared)}",
+            entries_name=f"entries_{len(self.partials) if self.apart else len(self.shared)}",
             metadata=self.metadata,
             columnar=self.columnar,
+            apart=self.apart,
+            common=self.common,
         )
         probes: list[tuple[exp.Select, exp.Select]] = []
+        if plan.materialized is not None and self.apart:
+            self.partials.append(plan.materialized)
         if (
             plan.materialized is not None
             and plan.error_labels is not None

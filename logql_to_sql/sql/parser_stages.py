@@ -64,10 +64,11 @@ __all__ = [
 _NULL = "CAST(NULL AS VARCHAR)"
 # DuckDB's reader is laxer than the reference's on NaN, Infinity, inf and nan as values,
 # and decodes \u escapes otherwise: lines with those are left to the engine's function.
-# (ltrim only for the rare lines that do not start with the brace: it copies the line)
+# ltrim only for the rare lines that do not start with the brace (it copies the line): a
+# CASE, as DuckDB computes both sides of an OR outside a filter (#13: 34 of 234 ms).
 _READ_ALIKE = (
-    "(starts_with(line, '{') OR starts_with(ltrim(line, ' \t\n\r'), '{')) "
-    "AND NOT contains(line, '\\u')"
+    "CASE WHEN starts_with(line, '{') THEN true "
+    "ELSE starts_with(ltrim(line, ' \t\n\r'), '{') END AND NOT contains(line, '\\u')"
 )
 _NAN_OR_INF = "regexp_matches(line, '[:,\\[][ \\t\\n\\r]*[-+]?(?i:nan|inf)')"
 _EMPTY_ENTRIES = "CAST([] AS STRUCT(key VARCHAR, value VARCHAR)[])"

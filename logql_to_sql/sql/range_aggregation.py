@@ -119,6 +119,8 @@ def compile_range_aggregation(
     entries_name: str | None = None,
     metadata: bool = True,
     columnar: bool = True,
+    apart: bool = False,
+    common: frozenset[str] = frozenset(),
 ) -> RangePlan:
     """Samples of ``node`` on ``grid``; ``grouping`` (a pushed-down ``sum by``) pools
     series like a range-op grouping does. ``metadata=False`` promises that no entry has
@@ -128,7 +130,13 @@ def compile_range_aggregation(
     compute once as that (materialized) relation, which both the samples and the error
     probe read: the probe then costs nothing like a second scan.
 
+    ``apart`` (with ``entries_name``): the partial aggregates are always that relation, and
+    mergeable: the relation computed over parts of the entries (groups of files), its rows
+    concatenated, gives the samples the whole would (no shortcut keeps one value per
+    window), so it can be computed where the files are and the rest elsewhere.
+
     ``columnar=False``: the generic label-map pipeline even where the columnar one applies.
+    ``common``: labels every queried stream has (``columnar_pipeline``).
     """
     group = grouping or node.grouping
     log_range = node.range
@@ -140,10 +148,22 @@ def compile_range_aggregation(
         probe = None
     else:
         entries, probe = _pipeline_entries(
-            node, log_range, rest, [*time_window, *line_filters], group, columnar=columnar
+            node,
+            log_range,
+            rest,
+            [*time_window, *line_filters],
+            group,
+            columnar=columnar,
+            common=common,
         )
     if probe is not None and group is not None and "__error__" in _kept_names(group):
         probe = None
+    if entries_name is not None and apart and probe is None:
+        samples, partials = _aggregate(
+            node, entries, grid=grid, group=group, shared=entries_name, flag=False, mergeable=True
+        )
+        assert partials is not None
+        return RangePlan(samples=samples, materialized=(entries_name, partials))
     if probe is None or entries_name is None:
         samples, _ = _aggregate(node, entries, grid=grid, group=group)
         if probe is None:
@@ -153,7 +173,9 @@ def compile_range_aggregation(
             error_probe=probe(),
             error_labels=partial(error_labels_probe, node, grid=grid),
         )
-    samples, partials = _aggregate(node, entries, grid=grid, group=group, shared=entries_name)
+    samples, partials = _aggregate(
+        node, entries, grid=grid, group=group, shared=entries_name, mergeable=apart
+    )
     assert partials is not None
     return RangePlan(
         samples=samples,
@@ -240,6 +262,7 @@ def _pipeline_entries(
     group: ast.Grouping | None,
     *,
     columnar: bool,
+    common: frozenset[str],
 ) -> tuple[_Entries, Callable[[], exp.Select]]:
     """Entries after the pipeline (and unwrap); plus how to build a probe for an error.
 
@@ -260,6 +283,7 @@ def _pipeline_entries(
             ),
             stages,
             names=names,
+            common=common,
         )
         if pipeline is not None:
             frame, tracked = pipeline
@@ -489,15 +513,19 @@ def _aggregate(
     grid: Grid,
     group: ast.Grouping | None,
     shared: str | None = None,
+    flag: bool = True,
+    mergeable: bool = False,
 ) -> tuple[exp.Select, exp.Select | None]:
     """The samples; with ``shared``, the partial aggregates (with a ``bad`` flag telling
-    whether any entry of the partial failed) are returned as a relation to compute once
-    under that name, and the samples read them from it."""
+    whether any entry of the partial failed, unless not ``flag``) are returned as a
+    relation to compute once under that name, and the samples read them from it.
+    ``mergeable``: partials of the same series and windows may come more than once (from
+    several groups of files), so none is already a window's final value."""
     kmin, kmax = _bounds(grid, node.range)
     partial, final = _PARTIALS[node.op]
     if node.op is R.RATE and node.range.unwrap is not None:
         partial, final = "sum(v)", "sum(p) / :range_s"
-    if node.op is R.QUANTILE_OVER_TIME and node.range.range_ns <= grid.step_ns:
+    if node.op is R.QUANTILE_OVER_TIME and node.range.range_ns <= grid.step_ns and not mergeable:
         # Each entry falls in one window at most: the partial is already the quantile.
         partial, final = "quantile_cont(v, :phi)", "any_value(p)"
     if entries.by_stream and node.op in (R.COUNT_OVER_TIME, R.RATE, R.ABSENT_OVER_TIME):
@@ -511,11 +539,12 @@ def _aggregate(
     placed = exp.select(*keys, *bounds, exp.column("ts"), exp.column("v")).from_(
         entries.select.subquery("e", copy=False)
     )
+    flagged = bool(shared) and flag
     flags = (
-        [sql("bool_or(:error IS NOT NULL)", error=exp.column(ERROR)).as_("bad")] if shared else []
+        [sql("bool_or(:error IS NOT NULL)", error=exp.column(ERROR)).as_("bad")] if flagged else []
     )
-    carried = ["bad"] if shared else []
-    placed = placed.select(exp.column(ERROR), copy=False) if shared else placed
+    carried = ["bad"] if flagged else []
+    placed = placed.select(exp.column(ERROR), copy=False) if flagged else placed
     last = exp.column("kmin").as_("kmax") if single else exp.column("kmax")
     partials = exp.select(
         *entries.keys, "kmin", last, sql(partial, phi=_phi(node)).as_("p"), *flags

@@ -66,6 +66,7 @@ FLUSH_TENANT = _param("tenant", "Tenant to flush.", type="string")
 HEAD_START = _param("start", "Start, integer Unix nanoseconds.", type="integer", required=True)
 HEAD_END = _param("end", "End (excluded), integer Unix nanoseconds.", type="integer", required=True)
 _ARROW: Final = {"application/vnd.apache.arrow.stream": {"schema": {"type": "string"}}}
+_FRAMES: Final = {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
 DELETE_QUERY = _param(
     "query", "Log selector with optional line filters.", type="string", format="logql"
 )
@@ -400,6 +401,13 @@ OPERATIONS: Final = (
         "A writer's unflushed entries of the tenant, for the readers of a shared catalog.",
         (HEAD_START, HEAD_END),
         ok_type=_ARROW,
+    ),
+    Operation(
+        "/svc/internal/tail",
+        "GET",
+        "A writer's pushes of the tenant from now on, for the readers' live tails "
+        "(length-prefixed frames, kept open).",
+        ok_type=_FRAMES,
     ),
     Operation("/ring", "GET", "Ingester ring page.", ok_type=_TEXT),
     Operation("/distributor/ring", "GET", "Distributor ring page.", ok_type=_TEXT),

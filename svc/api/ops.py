@@ -17,6 +17,7 @@ import yaml
 from litestar import Request, Response, get, post, route
 from litestar.background_tasks import BackgroundTask
 from litestar.handlers import HTTPRouteHandler
+from litestar.response import Stream
 
 import logql_to_sql
 from logql_to_sql import ast
@@ -31,6 +32,7 @@ from svc.ops.metrics import CONTENT_TYPE
 from svc.ops.services import State
 from svc.runtime import Runtime
 from svc.storage.remote_heads import HEAD_PATH
+from svc.storage.remote_tails import TAIL_PATH, RowFeed
 from svc.targets import runs
 
 __all__ = ["error_text", "ops_routes"]
@@ -234,6 +236,23 @@ async def unflushed_head(request: Request[Any, Any, Any]) -> Response[bytes]:
     return Response(body, media_type="application/vnd.apache.arrow.stream")
 
 
+_ROW_FEED = "row_feed"
+
+
+@get(TAIL_PATH)
+async def row_feed(request: Request[Any, Any, Any]) -> Stream:
+    """This writer's pushes of one tenant from now on, as a stream of frames kept open,
+    for the readers' live tails (``svc.storage.remote_tails``)."""
+    rt = runtime(request)
+    tenant = rt.resolver.single(org_header(request))
+    state = request.app.state
+    feed: RowFeed | None = state.get(_ROW_FEED)
+    if feed is None:
+        feed = state[_ROW_FEED] = RowFeed(rt.store.index.table)
+        rt.store.on_rows.append(feed.publish)
+    return Stream(feed.frames(tenant, rt.shutdown_requested), media_type="application/octet-stream")
+
+
 # index gateway ---------------------------------------------------------------------------
 
 
@@ -263,7 +282,15 @@ _STATUS_ROUTES = [
 _GROUPS: list[tuple[str, list[HTTPRouteHandler]]] = [
     (
         "ingester",
-        [flush, flush_tenant, prepare_shutdown, shutdown, flush_shutdown, unflushed_head],
+        [
+            flush,
+            flush_tenant,
+            prepare_shutdown,
+            shutdown,
+            flush_shutdown,
+            unflushed_head,
+            row_feed,
+        ],
     ),
     ("index-gateway", [sync_indexes]),
 ]

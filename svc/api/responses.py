@@ -95,7 +95,7 @@ def stats_object(stats: ScanStats) -> dict[str, Any]:
             "subqueries": 0,
             "totalEntriesReturned": stats.returned,
             "splits": 0,
-            "shards": 0,
+            "shards": stats.shards,
             "totalPostFilterLines": stats.returned,
             "totalStructuredMetadataBytesProcessed": 0,
         },

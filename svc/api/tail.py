@@ -30,6 +30,7 @@ from svc.model import Labels, label_key
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.tail import TailEntry, TailHub, TailSubscription
 from svc.runtime import Runtime
+from svc.storage.remote_tails import WriterFeeds
 from svc.tenancy import ORG_ID_HEADER
 
 __all__ = ["tail"]
@@ -130,6 +131,8 @@ def tail_hub(socket: WebSocket[Any, Any, Any], rt: Runtime) -> TailHub:
     if hub is None:
         hub = TailHub(rt.engine)
         rt.store.on_rows.append(hub.publish)
+        if rt.store.remote is not None:  # a reader: the other writers' pushes too
+            hub.feeds = WriterFeeds(rt.store.remote, hub.publish, hub.tailed)
         state[_HUB_KEY] = hub
     return hub
 
@@ -192,6 +195,8 @@ async def _tail(rt: Runtime, socket: WebSocket[Any, Any, Any], request: TailRequ
     )
     closed = asyncio.create_task(_wait_closed(socket))
     try:
+        # Before the history: a push is then in the history, or fed, or both (deduplicated).
+        await asyncio.to_thread(hub.follow_writers, request.tenant)
         await _serve(rt, socket, request, subscription, wake, closed)
     except Exception as exc:  # the client went away mid-send, or the query failed
         log.debug("tail ended: %s", exc)

@@ -30,6 +30,11 @@ class RayConfig:
     )
     workers: int = setting(2, "Long-lived Ray actors executing statements, each with its DuckDB.")
     threads_per_worker: int = setting(1, "DuckDB threads of each actor.")
+    file_groups: int = setting(
+        0,
+        "Groups of files a query's statements are split into, run at once on as many "
+        "actors and merged (0: one per worker; 1: no split by files).",
+    )
     num_cpus: int = setting(
         0, "CPUs a local Ray may schedule on (0: as many as workers); unused with an address."
     )
@@ -48,6 +53,8 @@ def ray_config_errors(execution: str, ray: RayConfig) -> list[str]:
         errors.append("querier.ray.workers must be at least 1")
     if ray.threads_per_worker < 1:
         errors.append("querier.ray.threads_per_worker must be at least 1")
+    if ray.file_groups < 0:
+        errors.append("querier.ray.file_groups must not be negative")
     if ray.num_cpus < 0:
         errors.append("querier.ray.num_cpus must not be negative")
     return errors

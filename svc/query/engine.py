@@ -119,6 +119,8 @@ class ScanStats:
     exec_seconds: float = 0.0
     queue_seconds: float = 0.0
     returned: int = 0
+    shards: int = 0
+    """Statements the query's files were split into and run apart (``file_groups``)."""
     extra: dict[str, int] = field(default_factory=dict)
     margin_exhausted: bool = False
     """A limited log query read all the entries its plan allows (``LogQueryPlan.margin``)
@@ -169,6 +171,10 @@ class QueryEngine:
         self._lock = threading.Lock()
         self.skip_index = True
         """Narrow views with the lake's skipping index (off: every listed file is read)."""
+        self.file_groups = 1
+        """Statements a query's files are split into when the engine can run them at once:
+        a metric query's partial aggregates, a limited log query's groups per round
+        (1: none; a distributed engine sets its number of workers)."""
 
     def start(self) -> None:
         """Bring up what runs statements: nothing to do in process (a distributed engine
@@ -235,8 +241,9 @@ class QueryEngine:
         """Rows of a log query, with its view and what it scanned.
 
         With a limit, files are read newest first (oldest first going forward) in small
-        groups, compacted files in time windows (``scan_pieces``); once ``limit`` rows are
-        found, pieces that cannot hold a row beyond the current cut-off are never read.
+        groups, compacted files in time windows (``scan_pieces``), ``file_groups`` groups at
+        a time; once ``limit`` rows are found, pieces that cannot hold a row beyond the
+        current cut-off are never read.
         """
         view = self.view(
             (tenants,) if isinstance(tenants, str) else tenants, start_ns, end_ns, expr
@@ -251,21 +258,30 @@ class QueryEngine:
         found: pa.Table | None = None
         heads = view.head_tables
         while True:
-            group, remaining = next_group(remaining, self.scan_group_rows)
-            files = [piece.entry for piece in group]
-            window = group[0].window if group else None  # no files: the head alone
-            part = dataclasses.replace(view, files=files, head_tables=heads, window=window)
-            _add_scan(
-                stats,
-                view,
-                [piece.entry for piece in group if piece.first],
-                heads,
-                start_ns,
-                end_ns,
-            )
-            rows = self._limited_rows(plan, self.execute(text or plan.select, part, stats), stats)
-            found = rows if found is None else _top(found, rows, plan.limit, plan.backward)
-            heads = []
+            # Up to ``file_groups`` groups at once (a distributed engine runs them side by
+            # side); merged in reading order, the top rows are those of one by one.
+            jobs: list[tuple[exp.Select | str, AnyView]] = []
+            while not jobs or (remaining and len(jobs) < self.file_groups):
+                group, remaining = next_group(remaining, self.scan_group_rows)
+                files = [piece.entry for piece in group]
+                window = group[0].window if group else None  # no files: the head alone
+                part = dataclasses.replace(view, files=files, head_tables=heads, window=window)
+                _add_scan(
+                    stats,
+                    view,
+                    [piece.entry for piece in group if piece.first],
+                    heads,
+                    start_ns,
+                    end_ns,
+                )
+                jobs.append((text or plan.select, part))
+                heads = []
+            if len(jobs) > 1:
+                stats.shards += len(jobs)
+            for result in self.execute_all(jobs, stats):
+                rows = self._limited_rows(plan, result, stats)
+                found = rows if found is None else _top(found, rows, plan.limit, plan.backward)
+            assert found is not None
             if found.num_rows >= plan.limit:
                 cut = found["ts"][found.num_rows - 1].as_py()
                 remaining = [
@@ -287,16 +303,23 @@ class QueryEngine:
             stats.margin_exhausted |= read is not None and read >= plan.margin * plan.limit
         return rows.drop_columns(["candidates"])
 
-    def execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
+    def execute(
+        self,
+        select: exp.Select | str,
+        view: AnyView,
+        stats: ScanStats,
+        tables: dict[str, pa.Table] | None = None,
+    ) -> pa.Table:
         """Bind ``logs``/``streams`` to the view, run, return the Arrow result.
 
-        ``select`` is a compiled tree or its rendered text (a cached plan). When a file
+        ``select`` is a compiled tree or its rendered text (a cached plan); ``tables``
+        are more relations it reads, by name (merged partial aggregates). When a file
         of the view turns out unreadable, the store quarantines it and the query runs
         again without it, with a warning in ``stats``.
         """
         for _ in range(_UNREADABLE_RETRIES):
             try:
-                return self._execute(select, view, stats)
+                return self._execute(select, view, stats, tables)
             except duckdb.Error as exc:
                 dropped = self._unreadable(view, exc)
                 if not dropped:
@@ -304,7 +327,14 @@ class QueryEngine:
                 view = _without_files(view, dropped)
                 if _UNREADABLE_WARNING not in stats.warnings:
                     stats.warnings.append(_UNREADABLE_WARNING)
-        return self._execute(select, view, stats)
+        return self._execute(select, view, stats, tables)
+
+    def execute_all(
+        self, jobs: list[tuple[exp.Select | str, AnyView]], stats: ScanStats
+    ) -> list[pa.Table]:
+        """The results of several statements, in order: one after the other here (a
+        distributed engine runs them at once)."""
+        return [self.execute(select, view, stats) for select, view in jobs]
 
     def set_aside_unreadable(
         self, view: AnyView, exc: duckdb.Error, stats: ScanStats
@@ -325,7 +355,13 @@ class QueryEngine:
             return set()
         return set(self.store.quarantine_unreadable(view.files, str(exc)))
 
-    def _execute(self, select: exp.Select | str, view: AnyView, stats: ScanStats) -> pa.Table:
+    def _execute(
+        self,
+        select: exp.Select | str,
+        view: AnyView,
+        stats: ScanStats,
+        tables: dict[str, pa.Table] | None = None,
+    ) -> pa.Table:
         started = time.perf_counter()
         scope = current_scope()
         remaining = self.timeout_seconds
@@ -334,7 +370,7 @@ class QueryEngine:
             remaining = scope.remaining()
         if remaining <= 0:
             raise GatewayTimeoutError(TIMEOUT_MESSAGE)
-        result = self._statement(select, view, scope, remaining)
+        result = self._statement(select, view, scope, remaining, tables or {})
         stats.exec_seconds += time.perf_counter() - started
         return result
 
@@ -344,9 +380,11 @@ class QueryEngine:
         view: AnyView,
         scope: RequestScope | None,
         remaining: float,
+        tables: dict[str, pa.Table],
     ) -> pa.Table:
-        """Run one statement over ``view`` with ``remaining`` seconds left, cancelled with
-        ``scope``: here on the shared connection (a distributed engine sends it away)."""
+        """Run one statement over ``view`` (and ``tables``) with ``remaining`` seconds
+        left, cancelled with ``scope``: here on the shared connection (a distributed
+        engine sends it away)."""
         cursor = self._db.cursor()
         try:
             with (
@@ -357,17 +395,28 @@ class QueryEngine:
                 ) as context,
                 scope.running(cursor, context) if scope is not None else nullcontext(),
             ):
-                sql = self.bound_sql(select, view, cursor)
+                sql = self.bound_sql(select, view, cursor, tables)
                 return run_statement(cursor, sql, context, remaining, self.memory_limit)
         finally:
             cursor.close()
 
-    def bound_sql(self, select: exp.Select | str, view: AnyView, cursor: Registrar) -> str:
+    def bound_sql(
+        self,
+        select: exp.Select | str,
+        view: AnyView,
+        cursor: Registrar,
+        tables: dict[str, pa.Table] | None = None,
+    ) -> str:
         """The query's text with ``logs`` and ``streams`` defined as leading common table
-        expressions over the view (inlined by DuckDB, as subqueries would be)."""
+        expressions over the view (inlined by DuckDB, as subqueries would be), and each
+        of ``tables`` under its name (compiler-made identifiers)."""
         text = select if isinstance(select, str) else select.sql(dialect=DIALECT)
         logs, streams_name, filtered = self._relations(view, cursor)
         streams = f"streams AS NOT MATERIALIZED (SELECT * FROM {streams_name})"
+        for name, table in (tables or {}).items():
+            streams += (
+                f", {name} AS NOT MATERIALIZED (SELECT * FROM {self._register(cursor, table)})"
+            )
         if filtered:  # delete filters read ``streams`` and their own relations: first
             relations = ", ".join([streams, *filtered, f"logs AS NOT MATERIALIZED ({logs})"])
         else:

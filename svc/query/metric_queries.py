@@ -6,6 +6,7 @@ The result of ``run_metric_query`` is a ``MetricResult``: series (sorted label p
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from decimal import Decimal
@@ -19,9 +20,12 @@ from sqlglot import exp
 from logql_to_sql import DIALECT, Grid, MetricPlan, ast, compile_metric_query
 from svc.errors import BadRequestError
 from svc.model import Labels, label_key
-from svc.query.engine import QueryEngine, ScanStats, add_file_scan, add_head_scan
+from svc.query.common_labels import common_labels
+from svc.query.engine import AnyView, QueryEngine, ScanStats, add_file_scan, add_head_scan
+from svc.query.file_groups import file_groups
 from svc.query.file_metadata import view_has_metadata
 from svc.query.plan_cache import START, mentions_stand_in, with_range
+from svc.storage.store import StoreView
 
 __all__ = [
     "MAX_SERIES_MESSAGE",
@@ -81,7 +85,14 @@ def run_metric_query(
     lookback = max_lookback(expr)
     tenants = (tenant,) if isinstance(tenant, str) else tenant
     view = engine.view(tenants, grid.start_ns - lookback, grid.end_ns + 1, expr)
-    plan = _plan(expr, grid, metadata=view_has_metadata(view))
+    parts = file_groups(view, engine.file_groups)
+    plan = _plan(
+        expr,
+        grid,
+        metadata=view_has_metadata(view),
+        common=common_labels(view.streams),
+        partials=parts is not None,
+    )
     stats = ScanStats()
     _count_scan(stats, view, grid.start_ns - lookback, grid.end_ns + 1)
     if not instant and _uses_approx_topk(expr):
@@ -95,7 +106,10 @@ def run_metric_query(
     for probe, labels_probe in plan.error_probes:
         if run(probe).num_rows:
             raise BadRequestError(_pipeline_error(run(labels_probe)))
-    table = run(plan.select)
+    if parts is not None and plan.partials:
+        table = _run_by_file_groups(engine, plan, parts, stats, grid.start_ns)
+    else:
+        table = run(plan.select)
     if "failed_check" in table.column_names:
         # A matching error is reported before a pipeline error (the reference reports
         # whichever it meets first, step by step; both are 400s).
@@ -119,6 +133,42 @@ def run_metric_query(
     return MetricResult(grid, series, plan.source.scalar, plan.source.order), stats
 
 
+def _run_by_file_groups(
+    engine: QueryEngine,
+    plan: _RenderedPlan,
+    parts: list[StoreView],
+    stats: ScanStats,
+    start_ns: int,
+) -> pa.Table:
+    """``plan``'s samples with its partial aggregates computed per group of files (all at
+    once on a distributed engine), concatenated, and the rest run once over them.
+
+    Every shape of metric query splits this way: each range aggregation's partials are
+    mergeable by construction (sums, counts, min/max, flags, exact quantiles as value
+    lists, first/last with their timestamps); vector aggregations, binary operators and
+    the like only read the merged samples. Views of several tenants are not split
+    (``file_groups``) and run whole, as time splits do.
+    """
+
+    def placed(text: str) -> str:
+        return with_range(text, start_ns) if plan.stand_in else text
+
+    jobs: list[tuple[exp.Select | str, AnyView]] = [
+        (placed(text), part) for _, text in plan.partials for part in parts
+    ]
+    stats.shards += len(parts)
+    results = engine.execute_all(jobs, stats)
+    merged = {
+        name: pa.concat_tables(
+            results[number * len(parts) : (number + 1) * len(parts)], promote_options="permissive"
+        )
+        for number, (name, _) in enumerate(plan.partials)
+    }
+    # The final statement reads no file: only the stream index is bound.
+    bare = dataclasses.replace(parts[0], files=[], head_tables=[], row_ranges={}, shares={})
+    return engine.execute(placed(plan.select), bare, stats, merged)
+
+
 @dataclass(frozen=True)
 class _RenderedPlan:
     """A metric plan's queries as text, the grid start a stand-in unless it is real."""
@@ -129,21 +179,44 @@ class _RenderedPlan:
     stand_in: bool
     """Compiled with the stand-in start (cached): each run puts its own start in. A plan
     compiled for its grid is run as it is: its text may hold the stand-in's digits."""
+    partials: tuple[tuple[str, str], ...] = ()
+    """Compiled apart (``MetricPlan.partials``): the partial statements, by relation."""
 
 
-def _plan(expr: ast.MetricExpr, grid: Grid, *, metadata: bool) -> _RenderedPlan:
+def _plan(
+    expr: ast.MetricExpr,
+    grid: Grid,
+    *,
+    metadata: bool,
+    common: frozenset[str],
+    partials: bool = False,
+) -> _RenderedPlan:
     """The rendered plan of ``expr`` on ``grid``: compiled once per expression, step,
-    number of steps and whether the data has structured metadata, with the start put in by
-    ``with_range`` at each run."""
+    number of steps, whether the data has structured metadata, the labels every stream
+    has and whether its partials are apart, with the start put in by ``with_range`` at
+    each run."""
     if mentions_stand_in(expr):  # compiled for this grid, not reusable
-        return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata), stand_in=False)
-    return _cached_plan(expr, grid.step_ns, grid.steps, metadata)
+        compiled = compile_metric_query(
+            expr, grid=grid, metadata=metadata, common=common, partials=partials
+        )
+        return _rendered(compiled, stand_in=False)
+    return _cached_plan(expr, grid.step_ns, grid.steps, metadata, common, partials)
 
 
 @lru_cache(maxsize=256)
-def _cached_plan(expr: ast.MetricExpr, step_ns: int, steps: int, metadata: bool) -> _RenderedPlan:
+def _cached_plan(
+    expr: ast.MetricExpr,
+    step_ns: int,
+    steps: int,
+    metadata: bool,
+    common: frozenset[str],
+    partials: bool,
+) -> _RenderedPlan:
     grid = Grid(start_ns=START, step_ns=step_ns, steps=steps)
-    return _rendered(compile_metric_query(expr, grid=grid, metadata=metadata), stand_in=True)
+    compiled = compile_metric_query(
+        expr, grid=grid, metadata=metadata, common=common, partials=partials
+    )
+    return _rendered(compiled, stand_in=True)
 
 
 def _rendered(plan: MetricPlan, *, stand_in: bool) -> _RenderedPlan:
@@ -155,6 +228,7 @@ def _rendered(plan: MetricPlan, *, stand_in: bool) -> _RenderedPlan:
         text(plan.select),
         tuple((text(probe), text(labels)) for probe, labels in plan.error_probes),
         stand_in,
+        tuple((name, text(select)) for name, select in plan.partials),
     )
 
 

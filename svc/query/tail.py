@@ -26,7 +26,8 @@ from svc.model import Labels
 from svc.query.engine import QueryEngine, ScanStats
 from svc.query.log_queries import stream_labels_lookup
 from svc.query.streams import group_streams
-from svc.storage.store import StoreView
+from svc.storage.remote_tails import WriterFeeds
+from svc.storage.store import StoreView, with_streams
 
 __all__ = ["MAX_DROPPED", "TailEntry", "TailHub", "TailSubscription"]
 
@@ -41,6 +42,8 @@ MAX_PENDING_BYTES = 4 << 20
 MAX_MESSAGE_BYTES = 1 << 20
 """About the most line bytes sent in one message."""
 _QUEUE_BATCHES = 1024
+_FOLLOW_WAIT_SECONDS = 5.0
+"""Longest a new tail client waits for the other writers' feeds to open."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,11 @@ class TailHub:
         self.engine = engine
         self._lock = threading.Lock()
         self._subscriptions: dict[str, list[TailSubscription]] = {}
-        self._queue: queue.Queue[tuple[str, pa.RecordBatch]] = queue.Queue(_QUEUE_BATCHES)
+        self._queue: queue.Queue[tuple[str, pa.RecordBatch, pa.Table | None]] = queue.Queue(
+            _QUEUE_BATCHES
+        )
+        self.feeds: WriterFeeds | None = None
+        """On a reader of a shared catalog: the other writers' pushes, followed."""
         self._worker = threading.Thread(target=self._run, name="tail", daemon=True)
         self._worker.start()
 
@@ -159,6 +166,17 @@ class TailHub:
             self._subscriptions.setdefault(tenant, []).append(subscription)
         return subscription
 
+    def follow_writers(self, tenant: str) -> None:
+        """Receive the tenant's pushes to the other writers too (blocks until their feeds
+        are open, a few seconds at most); nothing without other writers."""
+        if self.feeds is not None:
+            self.feeds.follow(tenant, _FOLLOW_WAIT_SECONDS)
+
+    def tailed(self, tenant: str) -> bool:
+        """Whether the tenant has tail clients here."""
+        with self._lock:
+            return tenant in self._subscriptions
+
     def unsubscribe(self, subscription: TailSubscription) -> None:
         """Stop feeding a subscription."""
         with self._lock:
@@ -168,12 +186,14 @@ class TailHub:
             if not found:
                 self._subscriptions.pop(subscription.tenant, None)
 
-    def publish(self, tenant: str, batch: pa.RecordBatch) -> None:
-        """Hand newly visible rows to the worker; a no-op for tenants nobody tails."""
+    def publish(self, tenant: str, batch: pa.RecordBatch, streams: pa.Table | None = None) -> None:
+        """Hand newly visible rows to the worker; a no-op for tenants nobody tails.
+        ``streams``: those of the rows, when they were pushed to another writer (this
+        process's index may not know them yet)."""
         if tenant not in self._subscriptions:
             return
         try:
-            self._queue.put_nowait((tenant, batch))
+            self._queue.put_nowait((tenant, batch, streams))
         except queue.Full:
             log.warning("tail: queue full, dropping a batch of %d rows", batch.num_rows)
             self._drop(tenant, batch)
@@ -197,18 +217,25 @@ class TailHub:
 
     def _run(self) -> None:
         while True:
-            tenant, batch = self._queue.get()
+            tenant, batch, streams = self._queue.get()
             for subscription in self._current(tenant):
                 try:
-                    subscription.offer(self.filter(subscription, batch))
+                    subscription.offer(self.filter(subscription, batch, streams))
                 except Exception:
                     log.exception("tail: filtering new rows failed")
 
-    def filter(self, subscription: TailSubscription, batch: pa.RecordBatch) -> list[TailEntry]:
+    def filter(
+        self,
+        subscription: TailSubscription,
+        batch: pa.RecordBatch,
+        more_streams: pa.Table | None = None,
+    ) -> list[TailEntry]:
         """The entries of ``batch`` the subscription's query returns, oldest first."""
         tenant = subscription.tenant
         store = self.engine.store
         streams = store.index.table(tenant)
+        if more_streams is not None:
+            streams = with_streams(streams, more_streams)
         empty = StoreView(store.lake, [], [], streams)
         ids = subscription.matching_ids(self.engine, streams, empty)
         rows = pa.Table.from_batches([batch])
@@ -225,7 +252,8 @@ class TailHub:
         deletes = store.deletes(tenant, pc.min(rows["ts"]).as_py(), pc.max(rows["ts"]).as_py() + 1)
         view = StoreView(store.lake, [], [rows], streams, deletes)
         result = self.engine.execute(plan.select, view, ScanStats())
-        grouped = group_streams(result, stream_labels_lookup(self.engine, tenant), backward=False)
+        labels_of = stream_labels_lookup(self.engine, tenant, view)
+        grouped = group_streams(result, labels_of, backward=False)
         entries = [
             TailEntry(stream.labels, ts, line) for stream in grouped for ts, line in stream.values
         ]

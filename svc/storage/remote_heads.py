@@ -31,7 +31,7 @@ from svc.errors import (
     ServiceError,
     ServiceUnavailableError,
 )
-from svc.storage.members import Members
+from svc.storage.members import Member, Members
 
 __all__ = [
     "HEAD_PATH",
@@ -102,6 +102,14 @@ class RemoteHeads:
         """Targets whose instances take writes (they have heads)."""
         self.within_ns = round(within_seconds * 1e9)
 
+    def writers(self) -> list[Member]:
+        """The live writers of the ring other than this process."""
+        return [
+            m
+            for m in self.members.live()
+            if m.name != self.members.name and m.target in self.writer_targets
+        ]
+
     def fetch(
         self, tenant: str, start_ns: int, end_ns: int, *, rows: bool = True
     ) -> list[RemoteHead]:
@@ -109,11 +117,7 @@ class RemoteHeads:
         (with ``rows`` false, only the streams those rows belong to: label lookups)."""
         if self.within_ns > 0 and end_ns <= time.time_ns() - self.within_ns:
             return []
-        writers = [
-            m
-            for m in self.members.live()
-            if m.name != self.members.name and m.target in self.writer_targets
-        ]
+        writers = self.writers()
         if not writers:
             return []
         params = {"start": start_ns, "end": end_ns}

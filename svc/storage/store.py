@@ -74,6 +74,7 @@ __all__ = [
     "Store",
     "StoreSettings",
     "StoreView",
+    "with_streams",
 ]
 
 log = logging.getLogger(__name__)
@@ -652,7 +653,7 @@ class Store:
         streams = self.index.table(tenant)
         for head in remote:
             tables.append(head.rows if head.rows.num_rows else None)
-            streams = _with_streams(streams, head.streams)
+            streams = with_streams(streams, head.streams)
         return StoreView(
             lake=self.lake,
             files=files,
@@ -842,7 +843,7 @@ class Store:
         self.quarantined_files_total += len(bad)
 
 
-def _with_streams(known: pa.Table, more: pa.Table) -> pa.Table:
+def with_streams(known: pa.Table, more: pa.Table) -> pa.Table:
     """``known`` plus the streams of ``more`` it lacks (another writer's new streams)."""
     if not more.num_rows:
         return known

@@ -5,14 +5,18 @@ not answer fails the query as the reference's querier does, until it leaves the 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
+from websockets.sync.client import connect
 
 from examples.cluster.services import PostgresServer, S3Server
 from tests.e2e.clients import now_ns, push, query_range
@@ -142,6 +146,40 @@ def test_log_queries_label_the_streams_of_the_heads(deployment: Deployment) -> N
     assert got == [("head-0", 3), ("head-1", 3)]
 
 
+def test_a_tail_at_the_reader_gets_the_pushes_to_every_writer(deployment: Deployment) -> None:
+    """Live tail on a read target: entries pushed to either writer after the tail began
+    (still in their heads) reach the reader's client, each once."""
+    url = (
+        deployment.reader.url.replace("http://", "ws://")
+        + "/loki/api/v1/tail?"
+        + urlencode({"query": '{app="tailed"}', "start": str(now_ns())})
+    )
+    with connect(url, additional_headers={"X-Scope-OrgID": TENANT}) as ws:
+        # Twice, a second apart: the second pushes reach the open feeds for sure.
+        for round_ in range(2):
+            for number, writer in enumerate(deployment.writers):
+                with writer.client(TENANT) as client:
+                    line = f"level=info tailed {round_} via {number}"
+                    stream = {"app": "tailed", "writer": f"w{number}"}
+                    assert push(client, [(stream, [(now_ns(), line)])]).status_code == 204
+            time.sleep(1)
+        got: list[tuple[str, str]] = []
+        deadline = time.monotonic() + 15
+        while len(got) < 4 and time.monotonic() < deadline:
+            with contextlib.suppress(TimeoutError):
+                message = json.loads(ws.recv(timeout=1))
+                got += [
+                    (s["stream"]["writer"], v[1])
+                    for s in message.get("streams", [])
+                    for v in s["values"]
+                ]
+    assert sorted(got) == [
+        (f"w{number}", f"level=info tailed {round_} via {number}")
+        for number in range(2)
+        for round_ in range(2)
+    ]
+
+
 def test_a_writer_that_does_not_answer_fails_queries_until_it_leaves_the_ring(
     deployment: Deployment,
 ) -> None:
@@ -171,4 +209,5 @@ def test_a_writer_that_does_not_answer_fails_queries_until_it_leaves_the_ring(
         assert time.monotonic() < deadline, "the killed writer never left the ring"
         time.sleep(0.2)
     got = sorted((s["stream"]["app"], len(s["values"])) for s in answer.json()["data"]["result"])
-    assert got == [("head-0", 3), ("lake", 5), ("shared", 3)]
+    # (writer-a's two entries of the tail test are in its head too)
+    assert got == [("head-0", 3), ("lake", 5), ("shared", 3), ("tailed", 2)]

@@ -19,11 +19,12 @@ def test_the_default_engine_is_in_process() -> None:
 
 
 def test_ray_settings_are_read() -> None:
-    text = "querier: {execution: ray, ray: {address: '127.0.0.1:6379', workers: 3}}"
+    text = "querier: {execution: ray, ray: {address: '127.0.0.1:6379', workers: 3, file_groups: 6}}"
     config = config_from_yaml(text)
     assert config.querier.execution == "ray"
     assert config.querier.ray.address == "127.0.0.1:6379"
     assert config.querier.ray.workers == 3
+    assert config.querier.ray.file_groups == 6
 
 
 @pytest.mark.parametrize(
@@ -37,6 +38,7 @@ def test_ray_settings_are_read() -> None:
             "querier.ray.threads_per_worker must be at least 1",
         ),
         ("ray", RayConfig(num_cpus=-1), "querier.ray.num_cpus must not be negative"),
+        ("ray", RayConfig(file_groups=-1), "querier.ray.file_groups must not be negative"),
     ],
 )
 def test_bad_settings_are_refused(execution: str, ray: RayConfig, message: str) -> None:

@@ -3,9 +3,10 @@ query stops its Ray work, and no Ray process outlives the service.
 
 One real server runs with ``querier.execution: ray`` (a local Ray with two actors) in a
 network namespace that has only ``lo`` (Ray 2.60 binds beyond its node address), served on
-a Unix socket. Its tenant ``t`` runs queries whole, ``s`` split by 10 minutes; an in-process
-single-node app holds the same data. The corpus and queries are the split-equivalence
-suite's: files flushed in bands, the rest in memory.
+a Unix socket. Its tenant ``t`` runs queries split by groups of files (two, one per actor,
+merged), ``s`` split by 10 minutes; an in-process single-node app holds the same data. The
+corpus and queries are the split-equivalence suite's: three bands flushed to files, the
+rest in memory.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import yaml
 
 from svc.distributed.netns import loopback_only, namespace_of, namespace_processes
 from tests.conftest import UNSPLIT
+from tests.distributed.test_file_groups import BANDS
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push
 from tests.e2e.server import Server, merge
@@ -103,10 +105,9 @@ def single(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessApp]:
 
 @pytest.fixture(scope="module")
 def loaded(ray_server: Server, single: InProcessApp) -> tuple[Server, InProcessApp]:
-    """Both deployments with the corpus: two bands flushed to files, the rest in memory."""
+    """Both deployments with the corpus: three bands flushed to files, the rest in memory."""
     corpus = _corpus()
-    bands = [START + 2 * 60 * MINUTE + 7 * MINUTE, START + 4 * 60 * MINUTE + 3 * MINUTE]
-    for low, high in zip([0, *bands], [*bands, 2 * START], strict=True):
+    for low, high in zip([0, *BANDS], [*BANDS, 2 * START], strict=True):
         band = [(labels, [e for e in entries if low <= e[0] < high]) for labels, entries in corpus]
         clients = [single.client("t"), *(ray_server.client(t) for t in ("t", "s", "slow"))]
         for client in clients:
@@ -128,10 +129,23 @@ def _answer(client_of: Any, tenant: str, path: str, params: dict[str, Any]) -> A
     return body
 
 
+def test_a_metric_query_is_split_by_files_on_ray(loaded: tuple[Server, InProcessApp]) -> None:
+    """Tenant ``t``'s metric queries run as two groups of files (``shards`` in the stats)."""
+    srv, single = loaded
+    params = {**WINDOW, "query": METRIC_QUERIES[1], "step": "60"}
+    with srv.client("t") as client:
+        response = client.get("/loki/api/v1/query_range", params=params)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["data"]["stats"]["summary"]["shards"] == RAY["querier"]["ray"]["workers"]
+    body["data"].pop("stats")
+    assert body == _answer(single.client, "t", "/loki/api/v1/query_range", params)
+
+
 def _answers(
     loaded: tuple[Server, InProcessApp], path: str, params: dict[str, Any]
 ) -> tuple[Any, Any, Any]:
-    """Single-node, on Ray whole, on Ray split by time."""
+    """Single-node, on Ray split by files, on Ray split by time."""
     srv, single = loaded
     return (
         _answer(single.client, "t", path, params),
@@ -144,11 +158,11 @@ def _answers(
 def test_log_queries(
     loaded: tuple[Server, InProcessApp], query: str, params: dict[str, str]
 ) -> None:
-    expected, whole, split = _answers(
+    expected, by_files, split = _answers(
         loaded, "/loki/api/v1/query_range", {**WINDOW, "query": query, **params}
     )
     assert expected["data"]["result"], "the query must find something"
-    assert whole == expected
+    assert by_files == expected
     assert split == expected
 
 
@@ -156,26 +170,26 @@ def test_log_queries(
 @pytest.mark.parametrize("query", METRIC_QUERIES, ids=range(len(METRIC_QUERIES)))
 def test_metric_range_queries(loaded: tuple[Server, InProcessApp], query: str, step: str) -> None:
     arguments = {**WINDOW, "query": query, "step": step}
-    expected, whole, split = _answers(loaded, "/loki/api/v1/query_range", arguments)
+    expected, by_files, split = _answers(loaded, "/loki/api/v1/query_range", arguments)
     if query.startswith("topk"):  # ties are broken arbitrarily: compare values per step
-        assert _values_by_step(whole) == _values_by_step(expected)
+        assert _values_by_step(by_files) == _values_by_step(expected)
         assert _values_by_step(split) == _values_by_step(expected)
     else:
-        assert whole == expected
+        assert by_files == expected
         assert split == expected
 
 
 @pytest.mark.parametrize("at", [START + 100 * MINUTE, START + SPAN - 10 * MINUTE])
 @pytest.mark.parametrize("query", METRIC_QUERIES, ids=range(len(METRIC_QUERIES)))
 def test_metric_instant_queries(loaded: tuple[Server, InProcessApp], query: str, at: int) -> None:
-    expected, whole, split = _answers(
+    expected, by_files, split = _answers(
         loaded, "/loki/api/v1/query", {"query": query, "time": str(at)}
     )
     if query.startswith("topk"):  # ties are broken arbitrarily: compare the values chosen
-        assert _instant_values(whole) == _instant_values(expected)
+        assert _instant_values(by_files) == _instant_values(expected)
         assert _instant_values(split) == _instant_values(expected)
     else:
-        assert whole == expected
+        assert by_files == expected
         assert split == expected
 
 

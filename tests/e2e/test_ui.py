@@ -190,6 +190,36 @@ def test_a_started_tail_shows_a_line_pushed_afterwards(ui_server: Server, page: 
     expect(page.locator("#tail-dropped")).to_be_hidden()
 
 
+def test_entries_the_server_dropped_for_a_slow_tail_are_counted(
+    ui_server: Server, page: Page
+) -> None:
+    tenant = "ui-tail-drop"
+    page.goto(ui(ui_server, tenant=tenant, tab="tail"))
+    page.locator("#tail-editor textarea").fill('{app="flood"}')
+    page.locator("#tail-start").click()
+    expect(page.locator("#tail-status")).to_have_text("live")
+    badge = page.locator("#tail-dropped")
+    with ui_server.client(tenant) as client:
+        # 50,000 entries fill the tail's buffer (10,000) for the dozens of messages it takes
+        # to send them: the pushes right after find it full and are dropped, reported to
+        # the browser in the next message. (A round whose late pushes all came once the
+        # buffer had room again is followed by another.)
+        for _ in range(5):
+            at = now_ns()
+            flood = [(at + i, f"line {i}") for i in range(50_000)]
+            assert push(client, [({"app": "flood"}, [*flood])]).status_code == 204
+            for n in range(5):
+                late = [(at + 50_000 + n * 10 + i, f"late {n} {i}") for i in range(10)]
+                assert push(client, [({"app": "flood"}, [*late])]).status_code == 204
+            page.wait_for_timeout(1_000)
+            if badge.is_visible():
+                break
+    expect(badge).to_be_visible(timeout=10_000)
+    expect(badge).to_have_text(re.compile(r"^[1-9][0-9]* dropped$"))
+    expect(badge).to_have_attribute("title", "Entries the server could not send fast enough")
+    page.locator("#tail-stop").click()
+
+
 def test_a_tail_the_server_refuses_says_so(ui_server: Server, page: Page) -> None:
     page.goto(ui(ui_server, tenant=f"{TENANT_A}|{TENANT_B}", tab="tail", tail='{app="web"}'))
     page.locator("#tail-start").click()

@@ -27,8 +27,9 @@ from tests.timeline import BASE
 register_schemathesis_formats()
 
 TENANT = "fuzz"
-# Operations that would stop the server under test or change its process-wide state.
-EXCLUDED = r"^/(ingester/(shutdown|flush_shutdown|prepare_shutdown)|log_level)$"
+# Operations that would stop the server under test or change its process-wide state, and
+# the writers' tail feed, an answer that never ends (tests/cluster/test_writer_heads.py).
+EXCLUDED = r"^/(ingester/(shutdown|flush_shutdown|prepare_shutdown)|log_level|svc/internal/tail)$"
 RSS_LIMIT_KIB = 1_500 * 1024
 FUZZ_SETTINGS = settings(
     max_examples=8,

@@ -24,6 +24,7 @@ take a shortcut on most lines and must give the same answers.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,10 +81,10 @@ def test_full_parse(db: duckdb.DuckDBPyConnection, config: str) -> None:
 
 
 def _lookup(
-    db: duckdb.DuckDBPyConnection, keys: list[str], keep_empty: bool
+    db: duckdb.DuckDBPyConnection, keys: list[str], keep_empty: bool, table: str = "lines"
 ) -> dict[str, tuple[str | None, ...]]:
     steps, values = logfmt_lookup(keys, keep_empty=keep_empty)
-    query, columns = "SELECT line FROM lines", []
+    query, columns = f"SELECT line FROM {table}", []
     for step in steps:
         added = [f"{e.sql(dialect='duckdb')} AS {name}" for name, e in step.items()]
         query = f"SELECT line, {', '.join(columns + added)} FROM ({query})"
@@ -107,4 +108,56 @@ def test_key_lookups(db: duckdb.DuckDBPyConnection, keep_empty: bool, together: 
             for key, value in zip(keys, found[row["line"]], strict=True):
                 if expected.get(key) != value:
                     wrong.append((row["line"], key, value, expected.get(key)))
+    assert wrong == []
+
+
+# Pieces around the quick look's edges: the key first in the line, after a tab, a control
+# byte or a non-blank character (``xstatus=``, ``éstatus=``, a no-break space), inside or
+# after a quoted value, with an empty value or one holding ``=`` or ``"``, followed at once
+# by another ``status=``.
+_PIECES = [
+    "status=500",
+    "status=5status=6",
+    "xstatus=1",
+    "éstatus=2",
+    "\u00a0status=4",
+    "status=",
+    'status="q w"',
+    "status=a=b",
+    'status=a"b',
+    "status=5é",
+    'msg="a status=9"',
+    'msg="x',
+    '"',
+    "=",
+    "a=1",
+    "status",
+    "é",
+]
+_GAPS = ["", " ", "  ", "\t", "\n", "\x01"]
+
+
+def test_quick_lookups_match_the_full_parse_on_generated_lines() -> None:
+    """The quick look (keys without ``_``, empty values dropped) on lines built from
+    ``_PIECES``: the same answer as tokenizing the whole line."""
+    rng = random.Random(13)
+    lines = sorted(
+        {
+            rng.choice(_GAPS) + "".join(p + rng.choice(_GAPS) for p in rng.choices(_PIECES, k=n))
+            for n in [rng.randint(1, 5) for _ in range(600)]
+        }
+    )
+    connection = duckdb.connect()
+    connection.execute("CREATE TABLE generated AS SELECT unnest(?::VARCHAR[]) AS line", [lines])
+    pairs = logfmt_pairs(ast.LogfmtParser())[0].sql(dialect="duckdb")
+    parsed = dict(connection.execute(f"SELECT line, {pairs} FROM generated").fetchall())
+    keys = ["status", "a", "msg"]
+    found = _lookup(connection, keys, False, table="generated")
+    connection.close()
+    wrong = []
+    for line in lines:
+        expected = dict(_first_wins(parsed[line]))
+        for key, value in zip(keys, found[line], strict=True):
+            if expected.get(key) != value:
+                wrong.append((line, key, value, expected.get(key)))
     assert wrong == []

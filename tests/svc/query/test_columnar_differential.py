@@ -34,6 +34,7 @@ from logql_to_sql.sql.hints import stage_reads
 from logql_to_sql.sql.label_filters import label_value
 from svc.ingest.labels import label_key
 from svc.ingest.model import PushStream
+from svc.query.common_labels import common_labels
 from svc.query.engine import QueryEngine, ScanStats
 from svc.storage.store import Store, StoreSettings, StoreView
 
@@ -328,3 +329,47 @@ def test_metric_query_on_the_generic_path_answers_the_same(
     assert fast_sql != slow_sql
     assert fast
     assert fast == slow
+
+
+COMMON_METRICS = [
+    'sum by (app) (count_over_time({app=~".+"} | logfmt [30s]))',
+    'sum by (app, app_extracted) (count_over_time({app=~".+"} | json [30s]))',
+    'sum by (app) (count_over_time({app=~".+"} | json | app != "a" [30s]))',
+    'avg_over_time({app=~".+"} | logfmt | unwrap bytes(size) | __error__="" [30s]) by (app)',
+    'sum by (app) (count_over_time({app=~".+"} | pattern "<app> - <_> [<_>]" [30s]))',
+    'sum by (app, app_extracted) (count_over_time({app=~".+"} | regexp "(?P<app>[a-z]+)=" [30s]))',
+    'sum by (app, env) (count_over_time({app=~".+"} | logfmt app, env [30s]))',
+]
+
+
+@pytest.mark.parametrize("logql", COMMON_METRICS)
+def test_metric_query_skipping_labels_every_stream_has_answers_the_same(
+    engine: QueryEngine, view: StoreView, logql: str
+) -> None:
+    """``common`` (``app`` is on every stream, ``env`` on some): parsers skip ``app``
+    unless ``app_extracted`` is wanted, and the answers are the generic pipeline's."""
+    common = common_labels(view.streams)
+    assert common == {"app"}
+    expr = parse_query(logql)
+    assert isinstance(expr, ast.MetricExpr)
+    grid = Grid(start_ns=BASE, step_ns=10 * 10**9, steps=8)
+
+    def run(**options: Any) -> list[str]:
+        plan = compile_metric_query(expr, grid=grid, **options)
+        samples = engine.execute(plan.select, view, ScanStats()).to_pylist()
+        return sorted(repr(row) for row in samples)
+
+    answer = run(common=common)
+    assert answer
+    assert answer == run(columnar=False)
+    assert answer == run()
+
+
+def test_labels_every_stream_has_are_not_extracted() -> None:
+    expr = parse_query('sum by (app) (count_over_time({app=~".+"} | logfmt [30s]))')
+    assert isinstance(expr, ast.MetricExpr)
+    grid = Grid(start_ns=BASE, step_ns=10 * 10**9, steps=8)
+    sql = compile_metric_query(expr, grid=grid).select.sql(dialect=DIALECT)
+    skipped = compile_metric_query(expr, grid=grid, common=frozenset({"app"}))
+    assert "app=" in sql
+    assert "app=" not in skipped.select.sql(dialect=DIALECT)

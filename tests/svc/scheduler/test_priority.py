@@ -28,11 +28,17 @@ def _worked(usage: TenantUsage, clock: _Clock, tenant: str, seconds: float) -> N
     usage.ended(ticket)
 
 
-def test_the_tenant_above_the_mean_is_heavy_only_among_others() -> None:
+def _usage(**seconds: float) -> tuple[TenantUsage, _Clock]:
+    """A usage record where each named tenant has worked that many seconds."""
     clock = _Clock()
     usage = TenantUsage(clock)
-    _worked(usage, clock, "a", 8.0)
-    _worked(usage, clock, "b", 0.2)
+    for tenant, worked in seconds.items():
+        _worked(usage, clock, tenant, worked)
+    return usage, clock
+
+
+def test_the_tenant_above_the_mean_is_heavy_only_among_others() -> None:
+    usage, _ = _usage(a=8.0, b=0.2)
     assert usage.heavy("a", {"a", "b"})
     assert not usage.heavy("b", {"a", "b"})
     assert not usage.heavy("a", {"a"})  # alone: nobody to yield to
@@ -40,10 +46,7 @@ def test_the_tenant_above_the_mean_is_heavy_only_among_others() -> None:
 
 
 def test_a_light_tenant_is_never_heavy() -> None:
-    clock = _Clock()
-    usage = TenantUsage(clock)
-    _worked(usage, clock, "a", 0.5)
-    _worked(usage, clock, "b", 0.1)
+    usage, _ = _usage(a=0.5, b=0.1)
     assert not usage.heavy("a", {"a", "b"})  # above the mean, below a second
 
 
@@ -56,10 +59,7 @@ def test_running_time_counts_before_the_sub_query_ends() -> None:
 
 
 def test_worker_time_decays() -> None:
-    clock = _Clock()
-    usage = TenantUsage(clock)
-    _worked(usage, clock, "a", 8.0)
-    _worked(usage, clock, "b", 1.2)
+    usage, clock = _usage(a=8.0, b=1.2)
     assert usage.heavy("a", {"a", "b"})
     clock.now += 60.0  # six half-lives: a has 0.125 s left, b 0.02 s
     assert not usage.heavy("a", {"a", "b"})
