@@ -204,6 +204,7 @@ def write_day_file(
     flush: FlushInfo,
     stage: Path | None = None,
     release_memory: bool = True,
+    presorted: bool = False,
 ) -> tuple[FileEntry, list[FileStreamRow]]:
     """Write one day of a tenant's rows, sorted by stream then time, as a new lake file.
 
@@ -215,10 +216,12 @@ def write_day_file(
     ``release_memory`` hands freed memory back to the OS after each row group (the
     server, which goes on ingesting); a backfill keeps it for its next file.
     One row group is sorted at a time: the flush never holds a sorted copy of the whole
-    head, only of the row group being written.
+    head, only of the row group being written. ``presorted`` rows (a backfill's) are
+    already in that order: their row groups are slices of them, chunks and all (no copy).
     """
-    # take() on a many-chunked table concatenates it on every call: combine it once.
-    rows = rows.combine_chunks()
+    if not presorted:
+        # take() on a many-chunked table concatenates it on every call: combine it once.
+        rows = rows.combine_chunks()
     day = day_of(pc.min(rows["ts"]).as_py())
     relative = day_directory(tenant, day) / f"{uuid.uuid4().hex}.parquet"
     summaries = stream_summaries(str(relative), rows)
@@ -234,6 +237,7 @@ def write_day_file(
             row_group_rows,
             _encode_metadata(metadata),
             release_memory,
+            presorted,
         )
     except BaseException:
         with contextlib.suppress(OSError):
@@ -297,13 +301,19 @@ def _write_sorted(
     row_group_rows: int,
     metadata: bytes,
     release_memory: bool,
+    presorted: bool = False,
 ) -> None:
-    order = pc.sort_indices(rows, sort_keys=[("stream_id", "ascending"), ("ts", "ascending")])
+    order = None
+    if not presorted:
+        order = pc.sort_indices(rows, sort_keys=[("stream_id", "ascending"), ("ts", "ascending")])
     stream_ids = pc.unique(rows["stream_id"])
     label_values = pa.array([labels_of(s) for s in stream_ids.to_pylist()], LABEL_MAP)
     with pq.ParquetWriter(path, LOG_ROW_SCHEMA, compression="zstd", write_statistics=True) as w:
-        for start in range(0, len(order), row_group_rows):
-            chunk = rows.take(order.slice(start, row_group_rows))
+        for start in range(0, rows.num_rows, row_group_rows):
+            if order is None:
+                chunk = rows.slice(start, row_group_rows)
+            else:
+                chunk = rows.take(order.slice(start, row_group_rows))
             labels = label_values.take(pc.index_in(chunk["stream_id"], value_set=stream_ids))
             w.write_table(
                 pa.table(
