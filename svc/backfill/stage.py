@@ -19,7 +19,6 @@ removes the directories of runs that are gone.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import shutil
 import time
@@ -28,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from svc.backfill.runs import Part, arrange, in_order
 from svc.model import Labels, label_key
 from svc.storage.catalog import BackfillInput, Catalog, FileEntry, FileStreamRow, StreamRow
 from svc.storage.files import DataDirectoryInUseError, DataDirectoryLock, lake_publish_lock
@@ -63,77 +62,6 @@ class _Stream:
     last_ts: int
 
 
-@dataclass
-class _Part:
-    """One chunk's rows of one day, grouped by stream (ascending): ``runs`` holds, per
-    stream, its rows' start and end and its first and last timestamp. ``ordered``: each
-    stream's rows are in time order (a chunk of several streams is sorted when added; one
-    of a single stream is left as it came)."""
-
-    rows: pa.Table
-    runs: list[tuple[int, int, int, int, int]]
-    """(stream id, start, end, first ts, last ts): first and last are the least and
-    greatest when not ``ordered``."""
-    ordered: bool
-
-
-def _arrange(rows: pa.Table) -> _Part:
-    """The rows as a part: sorted by stream then time (stable) unless they are already,
-    or are of one stream."""
-    stream = rows.column("stream_id").to_numpy()
-    ts = rows.column("ts").to_numpy()
-    same = stream[1:] == stream[:-1]
-    in_time = bool(np.all(~same | (ts[1:] >= ts[:-1])))
-    grouped = bool(np.all(same | (stream[1:] > stream[:-1])))
-    if not grouped or (not in_time and not np.all(same)):
-        order = pc.sort_indices(rows, sort_keys=[("stream_id", "ascending"), ("ts", "ascending")])
-        rows = rows.take(order)
-        picked = order.to_numpy()
-        stream, ts, in_time = stream[picked], ts[picked], True
-    bounds = np.flatnonzero(stream[1:] != stream[:-1]) + 1
-    starts = np.concatenate(([0], bounds))
-    ends = np.concatenate((bounds, [len(stream)]))
-    if in_time:
-        firsts, lasts = ts[starts], ts[ends - 1]
-    else:  # one stream, out of time order
-        firsts, lasts = ts.min(keepdims=True), ts.max(keepdims=True)
-    runs = list(
-        zip(
-            stream[starts].tolist(),
-            starts.tolist(),
-            ends.tolist(),
-            firsts.tolist(),
-            lasts.tolist(),
-            strict=True,
-        )
-    )
-    return _Part(rows, runs, in_time)
-
-
-def _in_order(parts: list[_Part]) -> tuple[pa.Table, bool]:
-    """A day's buffered rows for its file, and whether they are in the file's order
-    already: when each stream's runs are in time order one after the other (the parts'
-    order breaks ties, as a stable sort would), the rows are slices of the parts, put in
-    order without a copy; otherwise one table of them all, for the writer to sort."""
-    by_stream: dict[int, list[tuple[int, int, int, int, int]]] = {}
-    for index, part in enumerate(parts):
-        for stream_id, start, end, first, last in part.runs:
-            by_stream.setdefault(stream_id, []).append((index, start, end, first, last))
-    chained = all(part.ordered for part in parts) and all(
-        later[3] >= earlier[4]
-        for runs in by_stream.values()
-        for earlier, later in itertools.pairwise(runs)
-    )
-    if not chained:
-        return pa.concat_tables([part.rows for part in parts]).combine_chunks(), False
-    slices = [
-        parts[index].rows.slice(start, end - start)
-        for stream_id in sorted(by_stream)
-        for index, start, end, _, _ in by_stream[stream_id]
-    ]
-    return pa.concat_tables(slices), True
-
-
 class StagingRun:
     """One backfill run's staging directory, locked while the run lives."""
 
@@ -153,12 +81,12 @@ class StagingRun:
 class Stager:
     """Buffers one input's validated rows per day and writes them as staged files.
 
-    Memory: the rows buffered stay under ``budget_bytes`` plus one added chunk. A chunk
-    is sorted by stream then time as it is added (a copy of that chunk only); when each
-    stream's rows then follow one another in time across the chunks, as in most inputs,
-    the file is written from slices of the buffer, with no copy of it (the flush's
-    writer copies one row group's labels at a time). Otherwise the day's rows are
-    combined into one table (twice the buffer, briefly) and sorted as a flush sorts them.
+    Memory: the rows buffered stay under ``budget_bytes`` plus one added chunk; each
+    chunk is sorted as it is added and a day's file made of slices of the buffer, with
+    copies of the rows out of order only (:mod:`svc.backfill.runs`): at most half the
+    buffer more, or, for an input mostly out of time order, the buffer once more (the
+    day's rows combined into one table, briefly, and sorted as a flush sorts them).
+    The flush's writer copies one row group's labels at a time.
     """
 
     run: StagingRun
@@ -168,17 +96,17 @@ class Stager:
     hashed as it is read: its files carry a key of the run instead)."""
     row_group_rows: int
     budget_bytes: int
-    _days: dict[int, list[_Part]] = field(default_factory=dict)
+    _days: dict[int, list[Part]] = field(default_factory=dict)
     _buffered: int = 0
     _streams: dict[int, _Stream] = field(default_factory=dict)
     entries: list[FileEntry] = field(default_factory=list)
     summaries: list[FileStreamRow] = field(default_factory=list)
     flush_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     peak_bytes: int = 0
-    """The most bytes of Arrow buffers this stager held at once (buffered rows, and a
-    combined copy of them when one is made)."""
+    """The most bytes of Arrow buffers this stager held at once (buffered rows, and the
+    copies made to put them in order)."""
     copies: int = 0
-    """Files written from a combined copy of their rows (not already in order)."""
+    """Files written from a combined copy of their rows (mostly out of order)."""
 
     def add(self, rows: pa.Table, streams: dict[int, Labels]) -> None:
         """Buffer rows (``HEAD_SCHEMA``) of the given streams; write when the buffer is
@@ -191,7 +119,7 @@ class Stager:
             part = rows
             if len(numbers) > 1:  # a chunk holds one day almost always: no copy then
                 part = rows.filter(pc.equal(days, pa.scalar(day, pa.int64())))
-            arranged = _arrange(part)
+            arranged = arrange(part)
             self._observe(arranged, streams)
             self._days.setdefault(day, []).append(arranged)
             self._buffered += arranged.rows.get_total_buffer_size()
@@ -199,7 +127,7 @@ class Stager:
         if self._buffered >= self.budget_bytes:
             self.write()
 
-    def _observe(self, part: _Part, streams: dict[int, Labels]) -> None:
+    def _observe(self, part: Part, streams: dict[int, Labels]) -> None:
         for stream_id, _, _, first, last in part.runs:
             known = self._streams.get(stream_id)
             if known is None:
@@ -213,12 +141,9 @@ class Stager:
         """Write every buffered day as a staged file and empty the buffer."""
         flush = FlushInfo(self.flush_id, 0, 0, 0, backfill=self.key)
         for day in sorted(self._days):
-            rows, presorted = _in_order(self._days.pop(day))
-            if not presorted:  # the parts are freed now; they lived with the copy
-                self.copies += 1
-                self.peak_bytes = max(
-                    self.peak_bytes, self._buffered + rows.get_total_buffer_size()
-                )
+            rows, presorted, copied = in_order(self._days.pop(day))
+            self.copies += not presorted
+            self.peak_bytes = max(self.peak_bytes, self._buffered + copied)
             entry, summaries = write_day_file(
                 LocalLake(self.run.directory),
                 self.tenant,
