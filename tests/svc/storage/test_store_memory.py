@@ -195,3 +195,21 @@ def test_a_flush_hands_arrow_memory_back_at_once() -> None:
         [sys.executable, "-c", _RELEASE_PROBE], env=env, capture_output=True, text=True, check=True
     )
     assert float(released.stdout) > 150, released.stdout
+
+
+def test_the_server_makes_arrow_hand_freed_pages_back_at_once() -> None:
+    """``python -m svc`` sets mimalloc's purge delay before pyarrow loads it (a setting
+    made later is ignored); a backfill keeps mimalloc's default, as it reuses its buffers."""
+
+    def purge_delay(*args: str) -> str:
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("MIMALLOC_")}}
+        env["MIMALLOC_VERBOSE"] = "1"
+        run = subprocess.run(
+            [sys.executable, "-m", "svc", *args], env=env, capture_output=True, check=False
+        )
+        options = [line for line in run.stderr.splitlines() if b"'purge_delay'" in line]
+        assert options, run.stderr[-2000:]
+        return options[0].split(b":")[-1].strip().decode()
+
+    assert purge_delay("-version") == "0"
+    assert purge_delay("backfill", "-h") != "0"
