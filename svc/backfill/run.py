@@ -244,7 +244,7 @@ class _Reader:
                     first = next((x for x in bytes(chunk.data).split(b"\n") if x.strip()), b"")
                     self.format = sniff(source, first)
                 parser = LineParser(self.format, self.settings.options, self.settings.limits)
-            yield parser.parse(chunk.data, chunk.first_line), chunk.raw_offset
+            yield parser.parse(chunk.data, chunk.first_line, chunk.newlines), chunk.raw_offset
 
 
 def validate(
