@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["MIN_SLICE", "Arranged", "Part", "arrange", "in_order"]
+__all__ = ["MIN_SLICE", "Arranged", "Part", "Run", "arrange", "in_order"]
 
 MIN_SLICE = 256
 """Fewer rows in order than this are gathered rather than sliced (a slice of a few rows
