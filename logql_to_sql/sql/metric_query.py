@@ -17,6 +17,7 @@ from sqlglot import exp
 from gocompat.regex_syntax import capture_names
 from logql_to_sql.errors import UnsupportedError
 from logql_to_sql.sql.dialect import sql
+from logql_to_sql.sql.exact_sums import exact_sum
 from logql_to_sql.sql.range_aggregation import (
     Grid,
     absent_labels,
@@ -301,8 +302,8 @@ class _MetricCompiler:
         if node.op in (V.SORT, V.SORT_DESC):
             return _Rel(select=child.select, probes=child.probes)
         aggregate = {
-            V.SUM: "sum(v)",
-            V.AVG: "avg(v)",
+            V.SUM: exact_sum("v"),
+            V.AVG: f"{exact_sum('v')} / count(*)",
             V.MIN: "CASE WHEN bool_and(isnan(v)) THEN CAST('NaN' AS DOUBLE) "
             "ELSE min(v) FILTER (WHERE NOT isnan(v)) END",
             V.MAX: "CASE WHEN bool_and(isnan(v)) THEN CAST('NaN' AS DOUBLE) "
