@@ -327,9 +327,10 @@ def metric_cases(grid: Grid) -> list[tuple[str, str, str]]:
         ),
         (
             "unwrap avg",
-            'avg_over_time({format="json"} | json | unwrap latency_ms [5m]) by (app)',
-            f"SELECT labels['app'] AS app, {k} AS k, avg(CAST(line->>'$.latency_ms' AS DOUBLE)) "
-            "FROM read_parquet($files) WHERE labels['format'] = 'json' GROUP BY ALL",
+            'avg_over_time({format="logfmt"} | logfmt | unwrap duration(duration) [5m]) by (env)',
+            f"SELECT labels['env'] AS env, {k} AS k, avg(CAST(regexp_extract(line, "
+            "'duration=([0-9.]+)ms', 1) AS DOUBLE) / 1e3) FROM read_parquet($files) "
+            "WHERE labels['format'] = 'logfmt' GROUP BY ALL",
         ),
         (
             "unwrap stddev, sum",

@@ -26,7 +26,7 @@ import yaml
 
 from svc.distributed.netns import loopback_only, namespace_of, namespace_processes
 from tests.conftest import UNSPLIT
-from tests.distributed.test_file_groups import BANDS
+from tests.distributed.test_file_groups import BANDS, FLOAT_SUMS
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push
 from tests.e2e.server import Server, merge
@@ -199,6 +199,16 @@ def test_metric_range_queries(loaded: tuple[Server, InProcessApp], query: str, s
     else:
         assert by_files == expected
         assert split == expected
+
+
+@pytest.mark.parametrize("query", FLOAT_SUMS[::2], ids=range(0, len(FLOAT_SUMS), 2))
+def test_sums_of_fractional_values(loaded: tuple[Server, InProcessApp], query: str) -> None:
+    """Added per group of files on the actors, then merged: the same to the bit."""
+    arguments = {**WINDOW, "query": query, "step": "60"}
+    expected, by_files, split = _answers(loaded, "/loki/api/v1/query_range", arguments)
+    assert expected["data"]["result"]
+    assert by_files == expected
+    assert split == expected
 
 
 @pytest.mark.parametrize("at", [START + 100 * MINUTE, START + SPAN - 10 * MINUTE])
