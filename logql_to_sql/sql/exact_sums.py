@@ -71,7 +71,9 @@ def merged_sum(name: str, struct: str = "p") -> str:
     return _combined([f"sum({struct}.{name}{number})" for number in range(4)])
 
 
-def exact_sum(value: str) -> str:
+def exact_sum(value: str, over: str = "") -> str:
     """The sum of ``value`` over the rows of a group, as one DOUBLE whatever their order
-    (an aggregate, SQL text)."""
-    return _combined([f"sum({part})" for part in _parts(value)])
+    (an aggregate, SQL text); with ``over`` (``PARTITION BY ...``), the window function
+    over each row's partition."""
+    window = f" OVER ({over})" if over else ""
+    return _combined([f"sum({part}){window}" for part in _parts(value)])

@@ -12,6 +12,8 @@ both tenants' files.
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Iterator
 from typing import Any
 
@@ -59,6 +61,7 @@ FLOAT_SUMS = [
     f"rate({LATENCY} [5m])",
     f"sum by (app) (quantile_over_time(0.99, {LATENCY} [6h]))",
     f"avg(avg_over_time({LATENCY} [7m]) by (app))",
+    f"stddev by (level) (avg_over_time({LATENCY} [10m]) by (app, level))",
 ]
 """Sums of fractional values: added in another order (per group of files, then across
 groups; merged rows in another order), a DOUBLE sum would differ in the last bits, as it
@@ -222,6 +225,32 @@ def _shards(app: InProcessApp, params: dict[str, Any], tenant: str) -> int:
     assert response.status_code == 200, response.text
     shards: int = response.json()["data"]["stats"]["summary"]["shards"]
     return shards
+
+
+@pytest.mark.parametrize("op", ["stddev", "stdvar"])
+def test_vector_spread_is_that_of_the_series(app: InProcessApp, op: str) -> None:
+    """``stddev``/``stdvar`` by (level) of series: the population's, per step, from the
+    series' own values (two exact passes, not ``E[v^2] - E[v]^2``)."""
+    inner = f"avg_over_time({LATENCY} [10m]) by (app, level)"
+    arguments = {**WINDOW, "step": "600"}
+    whole, split = _answers(
+        app, "/loki/api/v1/query_range", {**arguments, "query": f"{op} by (level) ({inner})"}
+    )
+    assert split == whole
+    (series,) = _answers(app, "/loki/api/v1/query_range", {**arguments, "query": inner})[:1]
+    values: dict[tuple[str, float], list[float]] = {}
+    for found in series["data"]["result"]:
+        for at, value in found["values"]:
+            values.setdefault((found["metric"]["level"], at), []).append(float(value))
+    checked = 0
+    for found in whole["data"]["result"]:
+        for at, value in found["values"]:
+            population = values[(found["metric"]["level"], at)]
+            spread = statistics.pvariance(population)
+            expected = math.sqrt(spread) if op == "stddev" else spread
+            assert math.isclose(float(value), expected, rel_tol=1e-12, abs_tol=1e-12)
+            checked += len(population) > 1
+    assert checked > 10
 
 
 def test_a_pipeline_error_is_reported_from_the_merged_partials(app: InProcessApp) -> None:
