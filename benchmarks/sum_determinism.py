@@ -36,11 +36,12 @@ def _digest(value: object) -> str:
     return hashlib.sha256(repr(value).encode()).hexdigest()[:12]
 
 
-def run(megabytes: float, runs: int) -> dict[str, Any]:
-    """Distinct answers per shape, ours and hand-written, and ours split against whole."""
+def run(megabytes: float, runs: int, flush_bytes: int = 16 << 20) -> dict[str, Any]:
+    """Distinct answers per shape, ours and hand-written, and ours split against whole
+    (the corpus flushed to a file whenever ``flush_bytes`` of lines are in memory)."""
     report: dict[str, Any] = {"corpus_mb": megabytes, "runs": runs, "shapes": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        store, last = build_store(Path(tmp), megabytes, 16 << 20)
+        store, last = build_store(Path(tmp), megabytes, flush_bytes)
         store.skip_indexer.wait_idle()
         engine = QueryEngine(store, timeout_seconds=600)
         end = last + 1
