@@ -18,7 +18,7 @@ from svc.query.tenants import MultiView
 from svc.storage.catalog import FileEntry
 from svc.storage.store import StoreView
 
-__all__ = ["file_groups", "without_sources"]
+__all__ = ["file_groups", "with_files", "without_sources"]
 
 
 def file_groups(view: StoreView | MultiView, groups: int) -> list[StoreView | MultiView] | None:
@@ -75,3 +75,34 @@ def without_sources(view: StoreView | MultiView) -> StoreView:
         lake = view.parts[0][0].lake
         return StoreView(lake, [], [], view.streams)
     return dataclasses.replace(view, files=[], head_tables=[], row_ranges={}, shares={})
+
+
+def with_files(
+    view: StoreView | MultiView,
+    files: list[FileEntry],
+    *,
+    heads: bool,
+    window: tuple[int, int] | None = None,
+) -> StoreView | MultiView:
+    """``view`` reading only ``files`` (some of its own; of a view of several tenants, each
+    tenant's part gets its own), its in-memory tables only with ``heads``, and the files'
+    entries only within ``window`` (``StoreView.window``)."""
+    if not isinstance(view, MultiView):
+        tables = view.head_tables if heads else []
+        return dataclasses.replace(view, files=files, head_tables=tables, window=window)
+    owner = {
+        entry.path: number for number, (part, _) in enumerate(view.parts) for entry in part.files
+    }
+    parts = [
+        (
+            dataclasses.replace(
+                part,
+                files=[entry for entry in files if owner[entry.path] == number],
+                head_tables=part.head_tables if heads else [],
+                window=window,
+            ),
+            mask,
+        )
+        for number, (part, mask) in enumerate(view.parts)
+    ]
+    return dataclasses.replace(view, parts=parts)

@@ -26,7 +26,7 @@ import yaml
 
 from svc.distributed.netns import loopback_only, namespace_of, namespace_processes
 from tests.conftest import UNSPLIT
-from tests.distributed.test_file_groups import BANDS, FLOAT_SUMS
+from tests.distributed.test_file_groups import BANDS, FLOAT_SUMS, _tenant_u
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push
 from tests.e2e.server import Server, merge
@@ -107,7 +107,7 @@ def single(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessApp]:
 @pytest.fixture(scope="module")
 def loaded(ray_server: Server, single: InProcessApp) -> tuple[Server, InProcessApp]:
     """Both deployments with the corpus: three bands flushed to files, the rest in memory;
-    tenant ``u`` holds its ``api`` and ``web`` streams."""
+    tenant ``u`` holds its ``api`` and ``web`` streams (``_tenant_u``)."""
     corpus = _corpus()
     for low, high in zip([0, *BANDS], [*BANDS, 2 * START], strict=True):
         band = [(labels, [e for e in entries if low <= e[0] < high]) for labels, entries in corpus]
@@ -117,7 +117,7 @@ def loaded(ray_server: Server, single: InProcessApp) -> tuple[Server, InProcessA
                 assert push(client, band).status_code == 204
         for client in (single.client("u"), ray_server.client("u")):
             with client:
-                assert push(client, [s for s in band if s[0]["app"] != "db"]).status_code == 204
+                assert push(client, _tenant_u(band)).status_code == 204
         if high != 2 * START:
             for client in (single.client(), ray_server.client()):
                 with client:
