@@ -62,6 +62,22 @@ def test_any_order_and_grouping_gives_the_same_double(db: duckdb.DuckDBPyConnect
     assert math.isclose(whole, math.fsum(values), rel_tol=4 * 2.0**-52)
 
 
+def test_where_a_compensated_sum_depends_on_the_order(db: duckdb.DuckDBPyConnection) -> None:
+    """DuckDB's ``fsum`` (compensated) rounds its compensation when the values' errors span
+    more than a DOUBLE: 1.0 or 1 + 2**-52 by order. The exact sum is the rounded true sum."""
+    tiny, tinier, huge = 2.0**-53, 2.0**-80, 2.0**100
+    orders = [[huge, 1.0, tiny, tinier, -huge], [1.0, tiny, tinier, huge, -huge]]
+    compensated, exact = set(), set()
+    for number, values in enumerate(orders):
+        _table(db, f"t{number}", values)
+        found = db.execute(f"SELECT fsum(v), {exact_sum('v')} FROM t{number}").fetchone()
+        assert found is not None
+        compensated.add(found[0])
+        exact.add(found[1])
+    assert len(compensated) == 2
+    assert exact == {math.fsum(orders[0])} == {1.0 + 2.0**-52}
+
+
 def test_squares_and_a_fraction_of_small_values(db: duckdb.DuckDBPyConnection) -> None:
     values = [1e-6 + i * 1e-9 for i in range(100)]
     _table(db, "t", values)
