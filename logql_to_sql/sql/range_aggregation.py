@@ -425,34 +425,34 @@ def error_labels_probe(node: ast.RangeAggregation, *, grid: Grid) -> exp.Select:
 
 def _ceil_div(ts_minus: int, step: int, grid: Grid, floor_ns: int) -> exp.Expr:
     """``ceil((ts - (start + ts_minus)) / step)`` in integers, for ``ts`` above
-    ``start + ts_minus - floor_ns`` (a double quotient can round across a step boundary
-    for entries a few nanoseconds from it). The numerator is shifted by whole steps to be
-    positive, where integer division rounds down:
-    ``ceil(x / s) = (x - 1 + n*s) // s - (n - 1)``.
+    ``start + ts_minus - floor_ns`` with ``floor_ns > 0`` (a double quotient can round
+    across a step boundary for entries a few nanoseconds from it). The numerator is
+    shifted by the fewest whole steps that make it non-negative, where integer division
+    rounds down: ``ceil(x / s) = (x - 1 + n*s) // s - (n - 1)`` for ``x > -n*s``; with
+    ``n = 1`` (a range of at most one step) nothing is left to subtract: each operation
+    per entry costs about 3 ms of 80 on 2 million entries (#13).
     """
-    shift = -(-floor_ns // step) + 1
-    return sql(
-        "(ts - :b) // :s - :n",
-        b=grid.start_plus(ts_minus - shift * step + 1),
-        s=step,
-        n=shift - 1,
-    )
+    shift = -(-floor_ns // step)  # floor_ns > 0: at least 1
+    quotient = sql("(ts - :b) // :s", b=grid.start_plus(ts_minus - shift * step + 1), s=step)
+    return quotient if shift == 1 else sql(":q - :n", q=quotient, n=shift - 1)
 
 
 def _bounds(grid: Grid, log_range: ast.LogRange) -> tuple[exp.Expr, exp.Expr]:
     """The first and last steps whose window holds an entry at ``ts``: the window of step
-    ``k`` is ``(t_k - range - offset, t_k - offset]``; entries come from ``_time_window``."""
+    ``k`` is ``(t_k - range - offset, t_k - offset]``; entries come from ``_time_window``,
+    so the first step is never below 0 when the range is at most one step."""
     reach = log_range.range_ns
-    kmin = sql(
-        "greatest(:k, 0)",
-        k=_ceil_div(-log_range.offset_ns, grid.step_ns, grid, reach),
-    )
+    kmin = _ceil_div(-log_range.offset_ns, grid.step_ns, grid, reach)
+    if reach > grid.step_ns:
+        kmin = sql("greatest(:k, 0)", k=kmin)
     if log_range.range_ns == grid.step_ns:
         # One window per entry: the last step is the first.
         return kmin, kmin.copy()
+    # ceil(x / s) - 1 = (x - 1) // s for the entries' x >= 1
     kmax = sql(
-        "least(:k - 1, :last)",
-        k=_ceil_div(-log_range.offset_ns - log_range.range_ns, grid.step_ns, grid, 0),
+        "least((ts - :b) // :s, :last)",
+        b=grid.start_plus(1 - log_range.offset_ns - log_range.range_ns),
+        s=grid.step_ns,
         last=grid.steps - 1,
     )
     return kmin, kmax

@@ -21,14 +21,16 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from svc.storage.catalog import Catalog, FileEntry, SkipIndexRow
+from svc.storage.files import release_free_memory
 from svc.storage.lake_urls import parquet_file
 from svc.storage.objects import LakeStorage
 from svc.storage.skip_index import (
+    GroupBuilder,
     SkipIndex,
-    build_group,
     checksum,
     load,
     parse,
@@ -42,28 +44,47 @@ __all__ = ["SkipIndexer", "build_file", "build_missing", "listed_indexes"]
 log = logging.getLogger(__name__)
 
 _LOWER_PRIORITY = 10
+_SLICE_ROWS = 16_384
 
 
 def build_file(
-    lake: LakeStorage, relative: str, cancelled: Callable[[], bool] = lambda: False
+    lake: LakeStorage,
+    relative: str,
+    cancelled: Callable[[], bool] = lambda: False,
+    turns: AbstractContextManager[Any] | None = None,
 ) -> SkipIndexRow | None:
     """Publish the index of the lake file at ``relative``; returns what to list (None:
-    ``cancelled`` said so between two row groups, nothing written). Raises OSError (or
-    Arrow's errors) when the file cannot be read."""
+    ``cancelled`` said so, nothing written). Raises OSError (or Arrow's errors) when the
+    file cannot be read.
+
+    Row groups are read ``_SLICE_ROWS`` rows at a time, and each slice is read and
+    tokenised, and each group's filters built, while holding ``turns`` (the store's
+    flushes hold it while they write): the indexer runs next to pushes and flushes, and
+    neither a whole group's lines, decompressed, nor its buffers during a flush then add
+    to the process's peak memory.
+    """
+    turn = turns if turns is not None else contextlib.nullcontext()
     source = parquet_file(lake.url(relative))
     columns = ["line", "metadata"] if "metadata" in source.schema_arrow.names else ["line"]
     groups = []
     for group in range(source.num_row_groups):
-        if cancelled():
-            return None
-        table = source.read_row_group(group, columns=columns)
-        groups.append(
-            build_group(
-                table["line"],
-                table["metadata"] if "metadata" in columns else None,
-                _compressed_bytes(source.metadata.row_group(group)),
-            )
+        builder = GroupBuilder()
+        slices = source.iter_batches(
+            batch_size=_SLICE_ROWS, row_groups=[group], columns=columns, use_threads=False
         )
+        while True:
+            if cancelled():
+                return None
+            with turn:
+                rows = next(slices, None)
+                if rows is None:
+                    break
+                builder.add(rows["line"], rows["metadata"] if "metadata" in columns else None)
+                del rows
+        with turn:
+            groups.append(builder.finish(_compressed_bytes(source.metadata.row_group(group))))
+        del builder, slices
+        release_free_memory()
     return publish_sidecar(lake, relative, groups)
 
 
@@ -89,7 +110,11 @@ def _existing(lake: LakeStorage, relative: str) -> SkipIndexRow | None:
 
 
 def _index(
-    lake: LakeStorage, catalog: Catalog, relative: str, cancelled: Callable[[], bool]
+    lake: LakeStorage,
+    catalog: Catalog,
+    relative: str,
+    cancelled: Callable[[], bool],
+    turns: AbstractContextManager[Any] | None = None,
 ) -> tuple[SkipIndexRow | None, bool]:
     """Give the file a listed index: (its listing, None when it has none now; whether it
     was built). A sidecar already there is listed as it is only when the catalog lists
@@ -105,7 +130,7 @@ def _index(
             return listed, False
     built = row is None
     if row is None:
-        row = build_file(lake, relative, cancelled)
+        row = build_file(lake, relative, cancelled, turns)
         if row is None:
             return None, False
     if not catalog.list_skip_index(row):  # unlisted (compacted away, quarantined) meanwhile
@@ -158,10 +183,19 @@ def listed_indexes(
 class SkipIndexer:
     """One background thread that indexes the lake files it is asked to, once each."""
 
-    def __init__(self, lake: LakeStorage, catalog: Catalog, *, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        lake: LakeStorage,
+        catalog: Catalog,
+        *,
+        enabled: bool = True,
+        turns: AbstractContextManager[Any] | None = None,
+    ) -> None:
         self.lake = lake
         self.catalog = catalog
         self.enabled = enabled
+        self.turns = turns
+        """Held while reading and tokenising each slice (see ``build_file``)."""
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._asked: set[str] = set()
         self._lock = threading.Lock()
@@ -221,7 +255,9 @@ class SkipIndexer:
 
     def _index(self, relative: str) -> None:
         try:
-            row, built = _index(self.lake, self.catalog, relative, self._stopping.is_set)
+            row, built = _index(
+                self.lake, self.catalog, relative, self._stopping.is_set, self.turns
+            )
             if built and row is not None:
                 self.built_total += 1
                 self.built_bytes += row.nbytes
