@@ -43,6 +43,10 @@ def stream_table(view: AnyView, tenants: tuple[str, ...]) -> pa.Table:
     """Every stream of the view with its own labels, first and last entry time, and the
     tenant it belongs to when the view has several (ids as the engine masks them)."""
     if not isinstance(view, MultiView):
+        # The index's own table when it has just these columns: the same object from
+        # query to query while no stream is added, which a worker keeps (svc.sql.workers).
+        if view.streams.column_names == _STREAM_COLUMNS:
+            return view.streams
         return view.streams.select(_STREAM_COLUMNS)
     by_mask = {tenant_mask(tenant): tenant for tenant in tenants}
     parts = []
