@@ -10,6 +10,7 @@ comments are gone and every literal is re-quoted by sqlglot.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -52,19 +53,30 @@ def rewrite(
     multi: bool,
     stream_table: str,
     bounded: bool = True,
+    unique_entries: Callable[[], bool] = lambda: False,
 ) -> Rewritten:
     """The statement's text with its views and ``logql()`` calls resolved (``bounded``:
-    see :func:`svc.sql.views.view_definitions`)."""
+    see :func:`svc.sql.views.view_definitions`; ``unique_entries``, asked at the first
+    ``logql()`` call: whether the data read holds no entry twice)."""
     tree = statement.tree.copy()
     labels = needs_labels(tree)
     wanted = label_keys(tree)
     reads = plain = False
     queries: list[ast.Expr] = []
+    unique: bool | None = None
     for table in list(tree.find_all(exp.Table)):
         source = table.this
         if isinstance(source, exp.Func) and function_name(source) == LOGQL_FUNCTION:
             text = source.expressions[0].name
-            rows = logql_rows(text, start_ns=start_ns, end_ns=end_ns, multi=multi, wanted=wanted)
+            unique = unique_entries() if unique is None else unique
+            rows = logql_rows(
+                text,
+                start_ns=start_ns,
+                end_ns=end_ns,
+                multi=multi,
+                wanted=wanted,
+                unique_entries=unique,
+            )
             queries.append(logql_to_sql.parse(text))  # valid: logql_rows said so
             alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier("logql"))
             table.replace(exp.Subquery(this=rows, alias=alias.copy()))
