@@ -137,6 +137,8 @@ def run(megabytes: float, repeat: int) -> dict[str, Any]:
     """Every case and the JSON encoding over a corpus of ``megabytes``."""
     with tempfile.TemporaryDirectory() as tmp:
         store, last = build_store(Path(tmp) / "store", megabytes)
+        # Not while the skipping index of the last flush is built in this process.
+        store.skip_indexer.wait_idle()
         engine = QueryEngine(store, timeout_seconds=600)
         limits = SqlLimits(
             timeout_seconds=600, max_rows=10_000, memory_limit=2 << 30, threads=_THREADS
