@@ -37,13 +37,14 @@ from logql_to_sql import Direction, Grid, parse
 from svc.compactor.compaction_pass import compaction_jobs
 from svc.compactor.rewrite import Rewriter
 from svc.compactor.writer import WriterSettings
+from svc.config import IngesterConfig
 from svc.query.engine import QueryEngine
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import MetricResult, run_metric_query
 from svc.storage.store import Store, StoreSettings
 
-HEAD_BYTES = 32 << 20
-"""The service's default ``ingester.head_max_bytes``: one flushed file per 32 MiB."""
+HEAD_BYTES = IngesterConfig().head_max_bytes
+"""The service's default ``ingester.head_max_bytes``: one flushed file per head."""
 HOUR_NS = 3_600 * 10**9
 
 

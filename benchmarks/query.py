@@ -29,7 +29,7 @@ import duckdb
 
 from benchmarks.corpus import batches
 from logql_to_sql import Direction, Grid, parse
-from svc.config import Config
+from svc.config import Config, IngesterConfig
 from svc.frontend.frontend import QueryFrontend
 from svc.ingest.labels import label_key
 from svc.model import PushStream
@@ -93,10 +93,11 @@ def build_store(
     return store, last
 
 
-def flush_cost(megabytes: float, flush_bytes: int = 32 << 20) -> dict[str, Any]:
-    """Storing the corpus with and without the skipping index (flushes of the service's
-    default 32 MiB heads), alternately twice: the flushes' wall seconds, and the process
-    CPU until every file is indexed."""
+def flush_cost(megabytes: float, flush_bytes: int = 0) -> dict[str, Any]:
+    """Storing the corpus with and without the skipping index (flushes of ``flush_bytes``,
+    by default the service's head size), alternately twice: the flushes' wall seconds,
+    and the process CPU until every file is indexed."""
+    flush_bytes = flush_bytes or IngesterConfig().head_max_bytes
     seconds: dict[bool, list[float]] = {True: [], False: []}
     cpu: dict[bool, list[float]] = {True: [], False: []}
     for skip_index in (False, True, False, True):

@@ -14,6 +14,12 @@ from pathlib import Path
 # spinning though a backfill never multiplies matrices, cost it about 0.1 CPU-second.
 if sys.argv[1:2] == ["backfill"]:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+else:
+    # Set before pyarrow loads (the configuration imports it): its allocator, mimalloc,
+    # reads its options then. By default it keeps freed pages for a second, and in the
+    # server pushes, flushes and the skip indexer each free tens of MB a second, so their
+    # peaks added up (benchmarks/RESULTS.md, "Ingest memory at 4 pushers").
+    os.environ.setdefault("MIMALLOC_PURGE_DELAY", "0")
 
 from svc.config import Config, ConfigError, validate_config
 from svc.config_checks import startup_errors
@@ -251,10 +257,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         from svc.sql.cli import sql_command
 
         return sql_command(args[1:])
-    # Arrow's default allocator keeps freed memory; the system one hands large blocks back,
-    # so the head's memory is returned once it is flushed (and a backfill's buffers once
-    # written).
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     if args[:1] == ["backfill"]:
         from svc.backfill.command import backfill_command, tune_process
 

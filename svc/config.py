@@ -199,7 +199,7 @@ class IngesterConfig:
         "", "Directory of the prepare-shutdown marker file (default: common.path_prefix)."
     )
 
-    head_max_bytes: int = setting(32 * MIB, "Flush the head to Parquet at this many line bytes.")
+    head_max_bytes: int = setting(16 * MIB, "Flush the head to Parquet at this many line bytes.")
     max_chunk_age: float = setting(
         7200.0, "Flush the head when its oldest data is this old.", duration=True
     )

@@ -94,7 +94,12 @@ def _libc() -> ctypes.CDLL | None:
 
 
 def release_free_memory() -> None:
-    """Hand memory freed by a flush back to the OS (glibc keeps large freed blocks)."""
+    """Hand memory freed by a flush back to the OS at once: glibc keeps large freed
+    blocks, and Arrow's pool (mimalloc) keeps freed pages for a second, long enough for
+    pushes, flushes and the skip indexer to add their peaks together."""
+    import pyarrow  # every caller has it loaded; importers of this module may not need it
+
+    pyarrow.default_memory_pool().release_unused()
     libc = _libc()
     if libc is not None and hasattr(libc, "malloc_trim"):
         libc.malloc_trim(0)

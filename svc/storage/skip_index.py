@@ -49,6 +49,7 @@ from svc.storage.objects import LakeStorage
 __all__ = [
     "GRAM",
     "SIDECAR_SUFFIX",
+    "GroupBuilder",
     "GroupIndex",
     "Needle",
     "SkipIndex",
@@ -87,8 +88,9 @@ _PAIR_SALT = _U64(0x27D4EB2F165667C5)
 _TOKEN_BYTE = np.zeros(256, dtype=bool)
 _TOKEN_BYTE[[*b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"]] = True
 _TOKEN_BYTE[0x80:] = True
-_SPACED = np.where(_TOKEN_BYTE, np.arange(256), ord(" ")).astype(np.uint8)
-"""Each byte, separators replaced by a space (then ASCII whitespace splits tokens)."""
+_SPACED_TABLE = np.where(_TOKEN_BYTE, np.arange(256), ord(" ")).astype(np.uint8).tobytes()
+"""Each byte, separators replaced by a space (then ASCII whitespace splits tokens), as a
+``bytes.translate`` table."""
 
 U64Array = npt.NDArray[np.uint64]
 
@@ -116,7 +118,7 @@ def _bytes_of(strings: pa.Array) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.
 def _distinct_tokens(lines: pa.Array) -> pa.Array:
     """The distinct tokens of ``lines`` (a string array without nulls)."""
     data, offsets = _bytes_of(lines)
-    spaced = pa.py_buffer(_SPACED[data].tobytes())
+    spaced = pa.py_buffer(data.tobytes().translate(_SPACED_TABLE))
     text = pa.Array.from_buffers(
         pa.large_string(), len(offsets) - 1, [None, pa.py_buffer(offsets.tobytes()), spaced]
     )
@@ -286,6 +288,56 @@ def _distinct_pairs(metadata: pa.Array | None) -> pa.Array:
     return pc.unique(joined).cast(pa.binary())
 
 
+class GroupBuilder:
+    """One row group's filters, built from its rows a slice at a time: only the distinct
+    tokens and pairs of the slices seen so far are kept, so a row group read in slices
+    never needs to be in memory whole."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.line_bytes = 0
+        self._tokens: list[pa.Array] = []
+        self._pairs: list[pa.Array] = []
+
+    def add(
+        self,
+        lines: pa.Array | pa.ChunkedArray,
+        metadata: pa.Array | pa.ChunkedArray | None = None,
+    ) -> None:
+        """Take the ``line`` and ``metadata`` columns of some rows of the group."""
+        array = lines.combine_chunks() if isinstance(lines, pa.ChunkedArray) else lines
+        array = array.cast(pa.string()).fill_null("")
+        if isinstance(metadata, pa.ChunkedArray):
+            metadata = metadata.combine_chunks()
+        self.rows += len(array)
+        self.line_bytes += pc.sum(pc.binary_length(array)).as_py() or 0
+        self._tokens.append(_distinct_tokens(array))
+        self._pairs.append(_distinct_pairs(metadata))
+
+    def finish(self, file_bytes: int = 0) -> GroupIndex:
+        """The filters of every row added; ``file_bytes`` is the group's compressed size
+        in the file."""
+        tokens = _union(self._tokens, pa.large_string())
+        pairs = _union(self._pairs, pa.binary())
+        return GroupIndex(
+            rows=self.rows,
+            line_bytes=self.line_bytes,
+            file_bytes=file_bytes,
+            tokens=_bloom(_token_hashes(tokens), _TOKEN_BITS, _TOKEN_HASHES),
+            grams=_bloom(_gram_hashes(tokens), _GRAM_BITS, _GRAM_HASHES),
+            pairs=_bloom(_pair_hashes(pairs), _TOKEN_BITS, _TOKEN_HASHES),
+        )
+
+
+def _union(parts: list[pa.Array], kind: pa.DataType) -> pa.Array:
+    """The distinct values of several arrays of distinct values."""
+    if not parts:
+        return pa.array([], kind)
+    if len(parts) == 1:
+        return parts[0]
+    return pc.unique(pa.chunked_array(parts, kind))
+
+
 def build_group(
     lines: pa.Array | pa.ChunkedArray,
     metadata: pa.Array | pa.ChunkedArray | None = None,
@@ -293,19 +345,9 @@ def build_group(
 ) -> GroupIndex:
     """One row group's filters from its ``line`` and ``metadata`` columns; ``file_bytes``
     is its compressed size in the file."""
-    array = lines.combine_chunks() if isinstance(lines, pa.ChunkedArray) else lines
-    array = array.cast(pa.string()).fill_null("")
-    if isinstance(metadata, pa.ChunkedArray):
-        metadata = metadata.combine_chunks()
-    tokens = _distinct_tokens(array)
-    return GroupIndex(
-        rows=len(array),
-        line_bytes=pc.sum(pc.binary_length(array)).as_py() or 0,
-        file_bytes=file_bytes,
-        tokens=_bloom(_token_hashes(tokens), _TOKEN_BITS, _TOKEN_HASHES),
-        grams=_bloom(_gram_hashes(tokens), _GRAM_BITS, _GRAM_HASHES),
-        pairs=_bloom(_pair_hashes(_distinct_pairs(metadata)), _TOKEN_BITS, _TOKEN_HASHES),
-    )
+    builder = GroupBuilder()
+    builder.add(lines, metadata)
+    return builder.finish(file_bytes)
 
 
 @dataclass(frozen=True)

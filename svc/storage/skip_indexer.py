@@ -24,11 +24,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from svc.storage.catalog import Catalog, FileEntry, SkipIndexRow
+from svc.storage.files import release_free_memory
 from svc.storage.lake_urls import parquet_file
 from svc.storage.objects import LakeStorage
 from svc.storage.skip_index import (
+    GroupBuilder,
     SkipIndex,
-    build_group,
     checksum,
     load,
     parse,
@@ -42,28 +43,32 @@ __all__ = ["SkipIndexer", "build_file", "build_missing", "listed_indexes"]
 log = logging.getLogger(__name__)
 
 _LOWER_PRIORITY = 10
+_SLICE_ROWS = 16_384
 
 
 def build_file(
     lake: LakeStorage, relative: str, cancelled: Callable[[], bool] = lambda: False
 ) -> SkipIndexRow | None:
     """Publish the index of the lake file at ``relative``; returns what to list (None:
-    ``cancelled`` said so between two row groups, nothing written). Raises OSError (or
-    Arrow's errors) when the file cannot be read."""
+    ``cancelled`` said so, nothing written). Raises OSError (or Arrow's errors) when the
+    file cannot be read. Row groups are read ``_SLICE_ROWS`` rows at a time: the indexer
+    runs next to pushes and flushes, and a whole group's lines, decompressed, would add
+    their size several times over to the process's peak memory."""
     source = parquet_file(lake.url(relative))
     columns = ["line", "metadata"] if "metadata" in source.schema_arrow.names else ["line"]
     groups = []
     for group in range(source.num_row_groups):
-        if cancelled():
-            return None
-        table = source.read_row_group(group, columns=columns)
-        groups.append(
-            build_group(
-                table["line"],
-                table["metadata"] if "metadata" in columns else None,
-                _compressed_bytes(source.metadata.row_group(group)),
-            )
+        builder = GroupBuilder()
+        slices = source.iter_batches(
+            batch_size=_SLICE_ROWS, row_groups=[group], columns=columns, use_threads=False
         )
+        for rows in slices:
+            if cancelled():
+                return None
+            builder.add(rows["line"], rows["metadata"] if "metadata" in columns else None)
+        groups.append(builder.finish(_compressed_bytes(source.metadata.row_group(group))))
+        del builder, slices
+        release_free_memory()
     return publish_sidecar(lake, relative, groups)
 
 

@@ -10,11 +10,13 @@ case-insensitive and negative filters.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import re2
 from hypothesis import HealthCheck, assume, given, settings
@@ -31,7 +33,9 @@ from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import run_metric_query
 from svc.query.needles import MetadataValue, query_conditions, regex_literals
 from svc.query.tenants import MultiView
-from svc.storage.skip_index import SkipIndex, build_group, load, needle
+from svc.storage import skip_indexer
+from svc.storage.objects import LocalLake
+from svc.storage.skip_index import GroupBuilder, SkipIndex, build_group, load, needle
 from svc.storage.store import Store
 from tests.stores import listed_index, open_store
 
@@ -148,6 +152,48 @@ def test_absent_needles_are_ruled_out() -> None:
     assert not needle("err").answerable  # shorter than a gram, no whole token
     assert needle(" err ").answerable  # a whole token
     assert not needle("trace\ud800abcdef").answerable  # not UTF-8: left to the scan
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.text(alphabet=_ALPHABET + "0123456789", max_size=30),
+            st.sampled_from([None, [("tid", "a1")], [("tid", "b2"), ("k", "é")]]),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    cuts=st.lists(st.integers(0, 40), max_size=4),
+)
+def test_a_group_built_in_slices_is_the_group_built_whole(
+    rows: list[tuple[str, list[tuple[str, str]] | None]], cuts: list[int]
+) -> None:
+    lines = pa.array([line for line, _ in rows], pa.string())
+    metadata = pa.array([pairs for _, pairs in rows], pa.map_(pa.string(), pa.string()))
+    builder = GroupBuilder()
+    bounds = sorted({0, len(rows), *(min(cut, len(rows)) for cut in cuts)})
+    for low, high in itertools.pairwise(bounds):
+        builder.add(lines[low:high], metadata[low:high])
+    assert builder.finish(7) == build_group(lines, metadata, 7)
+
+
+def test_the_indexer_reads_a_file_in_slices_and_builds_its_groups_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(5)
+    table = pa.table({"line": [f"req id={rng.getrandbits(40):010x} ok {i}" for i in range(1000)]})
+    pq.write_table(table, tmp_path / "f.parquet", row_group_size=400)
+    monkeypatch.setattr(skip_indexer, "_SLICE_ROWS", 64)
+    lake = LocalLake(tmp_path)
+    row = skip_indexer.build_file(lake, "f.parquet")
+    assert row is not None
+    index = load(lake, row, 1000)
+    assert index is not None
+    whole = [build_group(table["line"][low : low + 400]) for low in (0, 400, 800)]
+    assert [(g.rows, g.line_bytes, g.tokens, g.grams) for g in index.groups] == [
+        (g.rows, g.line_bytes, g.tokens, g.grams) for g in whole
+    ]
 
 
 # ------------------------------------------------------------------ end to end

@@ -4,6 +4,9 @@ while a flush runs and the next head is already full, and bounded concurrent pus
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -162,3 +165,51 @@ def test_admission_lets_a_bounded_number_of_pushes_in(store: Store) -> None:
     most = 0
     asyncio.run(scenario())
     assert most == PUSHES_IN_FLIGHT
+
+
+_RELEASE_PROBE = """
+import pyarrow as pa
+from svc.storage.files import release_free_memory
+
+def rss_mb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+
+buffers = [pa.allocate_buffer(1 << 20) for _ in range(200)]
+for buffer in buffers:
+    buffer.to_pybytes()  # touch every page
+held = rss_mb()
+del buffers, buffer
+release_free_memory()
+print(held - rss_mb())
+"""
+
+
+def test_a_flush_hands_arrow_memory_back_at_once() -> None:
+    """Arrow's pool keeps freed pages for a second unless asked: ``release_free_memory``
+    (called after each row group a flush or the skip indexer writes) asks."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIMALLOC_")}
+    released = subprocess.run(
+        [sys.executable, "-c", _RELEASE_PROBE], env=env, capture_output=True, text=True, check=True
+    )
+    assert float(released.stdout) > 150, released.stdout
+
+
+def test_the_server_makes_arrow_hand_freed_pages_back_at_once() -> None:
+    """``python -m svc`` sets mimalloc's purge delay before pyarrow loads it (a setting
+    made later is ignored); a backfill keeps mimalloc's default, as it reuses its buffers."""
+
+    def purge_delay(*args: str) -> str:
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("MIMALLOC_")}}
+        env["MIMALLOC_VERBOSE"] = "1"
+        run = subprocess.run(
+            [sys.executable, "-m", "svc", *args], env=env, capture_output=True, check=False
+        )
+        options = [line for line in run.stderr.splitlines() if b"'purge_delay'" in line]
+        assert options, run.stderr[-2000:]
+        return options[0].split(b":")[-1].strip().decode()
+
+    assert purge_delay("-version") == "0"
+    assert purge_delay("backfill", "-h") != "0"
