@@ -21,7 +21,7 @@ from logql_to_sql import Needed, ast
 from svc.sql.logql_source import logql_rows
 from svc.sql.policy import LOGQL_FUNCTION, VIEWS
 from svc.sql.statement import Statement, function_name
-from svc.sql.views import LOGS_VIEW, STREAMS_VIEW, view_definitions
+from svc.sql.views import LABELS_TABLE, LOGS_VIEW, STREAMS_VIEW, view_definitions
 
 __all__ = ["Rewritten", "label_keys", "needs_labels", "rewrite"]
 
@@ -77,6 +77,7 @@ def rewrite(
         labels=resolved.labels,
         multi=multi,
         bounded=bounded,
+        read=resolved.views,
     )
     return Rewritten(
         statement.prefix,
@@ -97,6 +98,8 @@ class _Resolved:
     reads: bool
     labels: bool
     queries: tuple[ast.Expr, ...]
+    views: frozenset[str] = frozenset()
+    """The views it reads (``logql()`` rows read the label table)."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -125,6 +128,7 @@ def _resolved(
     labels = needs_labels(tree)
     wanted = label_keys(tree)
     reads = plain = False
+    views: set[str] = set()
     queries: list[ast.Expr] = []
     unique: bool | None = None
     for table in list(tree.find_all(exp.Table)):
@@ -144,15 +148,24 @@ def _resolved(
             alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier("logql"))
             table.replace(exp.Subquery(this=rows, alias=alias.copy()))
             reads = True
+            views.add(LABELS_TABLE)
         elif isinstance(source, exp.Identifier) and source.name.lower() in VIEWS:
             if not table.args.get("alias"):
                 table.set("alias", exp.TableAlias(this=source.copy()))
             table.set("this", exp.to_identifier(_RENAMED[source.name.lower()]))
             reads = plain = True
+            views.add(_RENAMED[source.name.lower()])
     if not reads:
         return _Resolved((), tree.sql(dialect=_DIALECT), reads=False, labels=False, queries=())
     ctes, body = _own_parts(tree)
-    return _Resolved(ctes, body, reads=True, labels=labels, queries=() if plain else tuple(queries))
+    return _Resolved(
+        ctes,
+        body,
+        reads=True,
+        labels=labels,
+        queries=() if plain else tuple(queries),
+        views=frozenset(views),
+    )
 
 
 def _own_parts(tree: exp.Expr) -> tuple[tuple[str, ...], str]:

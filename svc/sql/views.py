@@ -80,11 +80,14 @@ def view_definitions(
     labels: bool,
     multi: bool,
     bounded: bool = True,
+    read: frozenset[str] = frozenset({LOGS_VIEW, STREAMS_VIEW}),
 ) -> list[str]:
     """The common table expressions of the views, reading the stream table registered as
     ``table_name``; ``labels`` False leaves ``logs`` without ``labels`` and ``tenant``;
     ``bounded`` False leaves out the range filter of ``logs``, for sources known to lie
-    inside the range (a ``count(*)`` then reads only Parquet footers)."""
+    inside the range (a ``count(*)`` then reads only Parquet footers). Only the views
+    ``read`` names (``LOGS_VIEW``, ``STREAMS_VIEW``, ``LABELS_TABLE``) are defined, with
+    what they read: DuckDB parses each definition, read or not."""
     tenant = ", s.tenant" if multi else ""
     if labels:
         columns = f"l.stream_id, s.labels, l.line, l.metadata{tenant}"
@@ -99,8 +102,12 @@ def view_definitions(
         f"make_timestamp_ns(last_ts) AS last_ts{', tenant' if multi else ''} "
         f"FROM {LABELS_TABLE} WHERE first_ts < {int(end_ns)} AND last_ts >= {int(start_ns)}"
     )
-    return [
-        f"{LABELS_TABLE} AS NOT MATERIALIZED (SELECT * FROM {table_name})",
-        f"{LOGS_VIEW} AS NOT MATERIALIZED ({logs})",
-        f"{STREAMS_VIEW} AS NOT MATERIALIZED ({streams})",
-    ]
+    definitions = {
+        LABELS_TABLE: f"{LABELS_TABLE} AS NOT MATERIALIZED (SELECT * FROM {table_name})",
+        LOGS_VIEW: f"{LOGS_VIEW} AS NOT MATERIALIZED ({logs})",
+        STREAMS_VIEW: f"{STREAMS_VIEW} AS NOT MATERIALIZED ({streams})",
+    }
+    wanted = set(read)
+    if STREAMS_VIEW in wanted or (LOGS_VIEW in wanted and labels):
+        wanted.add(LABELS_TABLE)
+    return [text for name, text in definitions.items() if name in wanted]
