@@ -78,6 +78,7 @@ def rewrite(
         multi=multi,
         bounded=bounded,
         read=resolved.views,
+        keys=resolved.keys,
     )
     return Rewritten(
         statement.prefix,
@@ -100,6 +101,8 @@ class _Resolved:
     queries: tuple[ast.Expr, ...]
     views: frozenset[str] = frozenset()
     """The views it reads (``logql()`` rows read the label table)."""
+    keys: Needed = None
+    """The only label keys it reads (:func:`label_keys`)."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -165,6 +168,7 @@ def _resolved(
         labels=labels,
         queries=() if plain else tuple(queries),
         views=frozenset(views),
+        keys=wanted,
     )
 
 

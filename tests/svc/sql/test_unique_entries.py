@@ -5,9 +5,7 @@ again into the head, flushed again, compacted, and over files that say they hold
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -21,10 +19,11 @@ from svc.query.engine import QueryEngine
 from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.unique_entries import view_entries_unique
 from svc.sql.rewrite import rewrite
-from svc.sql.service import SqlLimits, SqlRequest, SqlService
+from svc.sql.service import SqlService
 from svc.sql.statement import check_statement
 from svc.storage.lake import FILE_METADATA_KEY, decode_file_metadata
 from svc.storage.store import Store
+from tests.svc.sql.conftest import sql_rows
 from tests.timeline import BASE, SECOND
 
 TENANT = "t"
@@ -42,30 +41,8 @@ def _push(store: Store, first: int, count: int = 50) -> None:
     asyncio.run(store.push(TENANT, [stream]))
 
 
-@pytest.fixture
-def engine(store: Store) -> Iterator[QueryEngine]:
-    started = QueryEngine(store, timeout_seconds=30)
-    yield started
-    started.close()
-
-
-@pytest.fixture
-def service(engine: QueryEngine, tmp_path: Path) -> Iterator[SqlService]:
-    limits = SqlLimits(timeout_seconds=30, max_rows=10_000, memory_limit=256 << 20, threads=1)
-    started = SqlService(engine, limits, tmp_path / "spill")
-    yield started
-    started.close()
-
-
 def _sql_rows(service: SqlService) -> list[tuple[int, str]]:
-    result = service.open(SqlRequest((TENANT,), SQL, BASE, END, time.monotonic() + 30))
-    rows: list[tuple[int, str]] = []
-    try:
-        while (batch := result.next_batch()) is not None:
-            rows += zip(batch["ts_ns"].to_pylist(), batch["line"].to_pylist(), strict=True)
-    finally:
-        result.close()
-    return rows
+    return [(row["ts_ns"], row["line"]) for row in sql_rows(service, TENANT, SQL, BASE, END)]
 
 
 def _range_rows(engine: QueryEngine) -> list[tuple[int, str]]:

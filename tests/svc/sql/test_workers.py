@@ -35,7 +35,7 @@ def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worker]:
     started.close()
 
 
-def _query(tmp_path: Path, sql: str, paths: list[str], **extra: int) -> WorkerQuery:
+def _query(tmp_path: Path, sql: str, paths: list[str], max_rows: int = 0) -> WorkerQuery:
     return WorkerQuery(
         sql=sql,
         tables=["mine"],
@@ -47,7 +47,7 @@ def _query(tmp_path: Path, sql: str, paths: list[str], **extra: int) -> WorkerQu
         line_chars=1 << 20,
         query_chars=1 << 30,
         batch_rows=2,
-        **extra,
+        max_rows=max_rows,
     )
 
 
