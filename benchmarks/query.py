@@ -327,6 +327,22 @@ def metric_cases(grid: Grid) -> list[tuple[str, str, str]]:
             f"{k} AS k FROM read_parquet($files) WHERE labels['format'] = 'access') GROUP BY ALL",
         ),
         (
+            "unwrap avg",
+            'avg_over_time({format="logfmt"} | logfmt | unwrap duration(duration) [5m]) by (env)',
+            f"SELECT labels['env'] AS env, {k} AS k, avg(CAST(regexp_extract(line, "
+            "'duration=([0-9.]+)ms', 1) AS DOUBLE) / 1e3) FROM read_parquet($files) "
+            "WHERE labels['format'] = 'logfmt' GROUP BY ALL",
+        ),
+        (
+            "unwrap stddev, sum",
+            'sum(stddev_over_time({format="logfmt"} | logfmt | unwrap duration(duration) [5m]) '
+            "by (env))",
+            f"SELECT k, sum(s) FROM (SELECT labels['env'] AS env, {k} AS k, "
+            "stddev_pop(CAST(regexp_extract(line, 'duration=([0-9.]+)ms', 1) AS DOUBLE) / 1e3) "
+            "AS s FROM read_parquet($files) WHERE labels['format'] = 'logfmt' GROUP BY ALL) "
+            "GROUP BY k",
+        ),
+        (
             "topk",
             'topk(5, sum by (pod) (count_over_time({env=~".+"}[5m])))',
             "SELECT * FROM (SELECT pod, k, c, "

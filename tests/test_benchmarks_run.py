@@ -6,6 +6,7 @@ from __future__ import annotations
 import benchmarks.compaction as compaction
 import benchmarks.query as query
 import benchmarks.sql as sql
+import benchmarks.sum_determinism as sum_determinism
 
 
 def test_query_benchmark_runs_every_shape() -> None:
@@ -25,3 +26,12 @@ def test_compaction_benchmark_compacts_and_compares_queries() -> None:
     report = compaction.run(0.3, 1, 3, 256 << 20)
     assert 0 < report["compacted_bytes"] <= report["flushed_bytes"]
     assert report["queries"]
+
+
+def test_sum_determinism_benchmark_finds_one_answer_split_or_not() -> None:
+    report = sum_determinism.run(2.2, 2, flush_bytes=64 << 10)
+    assert report["files"] >= 3
+    assert set(report["shapes"]) == set(sum_determinism.SHAPES)
+    for shape in report["shapes"].values():
+        assert shape["distinct_answers_ours"] == 1
+        assert shape["2_groups_equal_whole"] and shape["4_groups_equal_whole"]

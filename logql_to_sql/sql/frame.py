@@ -58,6 +58,7 @@ __all__ = [
     "parsed_value",
     "pattern_at",
     "pattern_rest",
+    "pattern_skip",
     "stream_value",
     "tracked_value",
     "with_entries",
@@ -212,15 +213,21 @@ def logfmt_quick(index: int) -> str:
 
 
 def pattern_rest(index: int) -> str:
-    """VARCHAR: ``| pattern``, the text left before capture ``index`` (NULL once a literal
-    was missing)."""
+    """VARCHAR: ``| pattern``, the text from the ``index``-th wanted capture on (NULL once
+    a literal before it was missing)."""
     return f"pat_r{index}"
 
 
 def pattern_at(index: int) -> str:
-    """INTEGER: ``| pattern``, where the literal closing capture ``index`` starts in
-    ``pattern_rest(index)`` (0: missing)."""
+    """INTEGER: ``| pattern``, where the literal closing the ``index``-th wanted capture
+    starts in ``pattern_rest(index)`` (0: missing)."""
     return f"pat_p{index}"
+
+
+def pattern_skip(index: int) -> str:
+    """VARCHAR: ``| pattern``, the text before the ``index``-th wanted capture with the
+    literals up to it cut off by a regex (unchanged when one is missing)."""
+    return f"pat_s{index}"
 
 
 def group_key(index: int) -> str:

@@ -17,6 +17,7 @@ from sqlglot import exp
 from gocompat.regex_syntax import capture_names
 from logql_to_sql.errors import UnsupportedError
 from logql_to_sql.sql.dialect import sql
+from logql_to_sql.sql.exact_sums import exact_sum
 from logql_to_sql.sql.range_aggregation import (
     Grid,
     absent_labels,
@@ -300,16 +301,16 @@ class _MetricCompiler:
             return _Rel(select=selected, probes=child.probes)
         if node.op in (V.SORT, V.SORT_DESC):
             return _Rel(select=child.select, probes=child.probes)
+        if node.op in (V.STDDEV, V.STDVAR):
+            return _Rel(select=_variance(source, grouping, node.op), probes=child.probes)
         aggregate = {
-            V.SUM: "sum(v)",
-            V.AVG: "avg(v)",
+            V.SUM: exact_sum("v"),
+            V.AVG: f"{exact_sum('v')} / count(*)",
             V.MIN: "CASE WHEN bool_and(isnan(v)) THEN CAST('NaN' AS DOUBLE) "
             "ELSE min(v) FILTER (WHERE NOT isnan(v)) END",
             V.MAX: "CASE WHEN bool_and(isnan(v)) THEN CAST('NaN' AS DOUBLE) "
             "ELSE max(v) FILTER (WHERE NOT isnan(v)) END",
             V.COUNT: "CAST(count(*) AS DOUBLE)",
-            V.STDDEV: "stddev_pop(v)",
-            V.STDVAR: "var_pop(v)",
         }[node.op]
         grouped = (
             exp.select(
@@ -579,4 +580,27 @@ def _with_included(many: exp.Expr, one_alias: str, matching: ast.VectorMatching 
         many=many,
         names=include,
         c=copied,
+    )
+
+
+def _variance(source: exp.Subquery, grouping: ast.Grouping, op: ast.VectorOp) -> exp.Select:
+    """``stdvar``/``stddev`` of the samples ``source`` per group and step, in two passes:
+    the mean, then the mean squared distance to it, both exact sums (``exact_sums``): the
+    same in any order of the rows, and without the cancellation of ``E[v^2] - E[v]^2``."""
+    grouped = exp.select(
+        grouped_labels(exp.column("labels"), grouping).as_("labels"), "k", "v"
+    ).from_(source)
+    window = "PARTITION BY labels, k"
+    centred = exp.select(
+        "labels",
+        "k",
+        "v",
+        sql(f"{exact_sum('v', window)} / count(*) OVER ({window})").as_("m"),
+    ).from_(grouped.subquery("grouped"))
+    variance = f"{exact_sum('(v - m) * (v - m)')} / count(*)"
+    value = f"sqrt({variance})" if op is V.STDDEV else variance
+    return (
+        exp.select("labels", "k", sql(f"CAST({value} AS DOUBLE)").as_("v"))
+        .from_(centred.subquery("centred"))
+        .group_by("labels", "k")
     )

@@ -35,6 +35,7 @@ from logql_to_sql.sql.conversions import (
     seconds_from_nanoseconds,
 )
 from logql_to_sql.sql.dialect import opaque, sql
+from logql_to_sql.sql.exact_sums import merged_sum, partial_fields
 from logql_to_sql.sql.frame import (
     ERROR,
     ERROR_DETAILS,
@@ -424,34 +425,34 @@ def error_labels_probe(node: ast.RangeAggregation, *, grid: Grid) -> exp.Select:
 
 def _ceil_div(ts_minus: int, step: int, grid: Grid, floor_ns: int) -> exp.Expr:
     """``ceil((ts - (start + ts_minus)) / step)`` in integers, for ``ts`` above
-    ``start + ts_minus - floor_ns`` (a double quotient can round across a step boundary
-    for entries a few nanoseconds from it). The numerator is shifted by whole steps to be
-    positive, where integer division rounds down:
-    ``ceil(x / s) = (x - 1 + n*s) // s - (n - 1)``.
+    ``start + ts_minus - floor_ns`` with ``floor_ns > 0`` (a double quotient can round
+    across a step boundary for entries a few nanoseconds from it). The numerator is
+    shifted by the fewest whole steps that make it non-negative, where integer division
+    rounds down: ``ceil(x / s) = (x - 1 + n*s) // s - (n - 1)`` for ``x > -n*s``; with
+    ``n = 1`` (a range of at most one step) nothing is left to subtract: each operation
+    per entry costs about 3 ms of 80 on 2 million entries (#13).
     """
-    shift = -(-floor_ns // step) + 1
-    return sql(
-        "(ts - :b) // :s - :n",
-        b=grid.start_plus(ts_minus - shift * step + 1),
-        s=step,
-        n=shift - 1,
-    )
+    shift = -(-floor_ns // step)  # floor_ns > 0: at least 1
+    quotient = sql("(ts - :b) // :s", b=grid.start_plus(ts_minus - shift * step + 1), s=step)
+    return quotient if shift == 1 else sql(":q - :n", q=quotient, n=shift - 1)
 
 
 def _bounds(grid: Grid, log_range: ast.LogRange) -> tuple[exp.Expr, exp.Expr]:
     """The first and last steps whose window holds an entry at ``ts``: the window of step
-    ``k`` is ``(t_k - range - offset, t_k - offset]``; entries come from ``_time_window``."""
+    ``k`` is ``(t_k - range - offset, t_k - offset]``; entries come from ``_time_window``,
+    so the first step is never below 0 when the range is at most one step."""
     reach = log_range.range_ns
-    kmin = sql(
-        "greatest(:k, 0)",
-        k=_ceil_div(-log_range.offset_ns, grid.step_ns, grid, reach),
-    )
+    kmin = _ceil_div(-log_range.offset_ns, grid.step_ns, grid, reach)
+    if reach > grid.step_ns:
+        kmin = sql("greatest(:k, 0)", k=kmin)
     if log_range.range_ns == grid.step_ns:
         # One window per entry: the last step is the first.
         return kmin, kmin.copy()
+    # ceil(x / s) - 1 = (x - 1) // s for the entries' x >= 1
     kmax = sql(
-        "least(:k - 1, :last)",
-        k=_ceil_div(-log_range.offset_ns - log_range.range_ns, grid.step_ns, grid, 0),
+        "least((ts - :b) // :s, :last)",
+        b=grid.start_plus(1 - log_range.offset_ns - log_range.range_ns),
+        s=grid.step_ns,
         last=grid.steps - 1,
     )
     return kmin, kmax
@@ -467,29 +468,34 @@ def _time_window(grid: Grid, log_range: ast.LogRange) -> list[exp.Expr]:
     )
 
 
+_SUM = ("{" + partial_fields("s", "v") + "}", merged_sum("s"))
+"""A sum of fractional values, the same in any order and grouping (``exact_sums``)."""
+_MOMENTS = "{" + partial_fields("s", "v") + ", " + partial_fields("q", "v * v") + ", 'n': count(*)}"
+_VARIANCE = f"greatest({merged_sum('q')} / sum(p.n) - pow({merged_sum('s')} / sum(p.n), 2), 0)"
+
 _PARTIALS: dict[ast.RangeOp, tuple[str, str]] = {
     R.COUNT_OVER_TIME: ("sum(v)", "sum(p)"),
     R.RATE: ("sum(v)", "sum(p) / :range_s"),
     R.BYTES_OVER_TIME: ("sum(v)", "sum(p)"),
     R.BYTES_RATE: ("sum(v)", "sum(p) / :range_s"),
-    R.SUM_OVER_TIME: ("sum(v)", "sum(p)"),
+    R.SUM_OVER_TIME: _SUM,
     R.MIN_OVER_TIME: ("min(v)", "min(p)"),
     R.MAX_OVER_TIME: ("max(v)", "max(p)"),
-    R.AVG_OVER_TIME: ("{'s': sum(v), 'n': count(*)}", "sum(p.s) / sum(p.n)"),
-    R.STDVAR_OVER_TIME: (
-        "{'s': sum(v), 'q': sum(v * v), 'n': count(*)}",
-        "greatest(sum(p.q) / sum(p.n) - pow(sum(p.s) / sum(p.n), 2), 0)",
+    R.AVG_OVER_TIME: (
+        "{" + partial_fields("s", "v") + ", 'n': count(*)}",
+        f"{merged_sum('s')} / sum(p.n)",
     ),
-    R.STDDEV_OVER_TIME: (
-        "{'s': sum(v), 'q': sum(v * v), 'n': count(*)}",
-        "sqrt(greatest(sum(p.q) / sum(p.n) - pow(sum(p.s) / sum(p.n), 2), 0))",
-    ),
+    R.STDVAR_OVER_TIME: (_MOMENTS, _VARIANCE),
+    R.STDDEV_OVER_TIME: (_MOMENTS, f"sqrt({_VARIANCE})"),
     R.QUANTILE_OVER_TIME: ("list(v)", "list_aggregate(flatten(list(p)), 'quantile_cont', :phi)"),
     R.FIRST_OVER_TIME: ("min({'t': ts, 'v': v})", "min(p).v"),
     R.LAST_OVER_TIME: ("max({'t': ts, 'v': v})", "max(p).v"),
     R.ABSENT_OVER_TIME: ("count(*)", "sum(p)"),
     R.RATE_COUNTER: ("list({'t': ts, 'v': v})", "list_sort(flatten(list(p)))"),
 }
+"""Per range op: the partial aggregate over a series' entries of one ``(kmin, kmax)``, and
+the final value of a window from its partials. Counts and byte sizes add exactly as
+DOUBLE (integers); sums of unwrapped values are exact sums (``exact_sums``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -524,7 +530,7 @@ def _aggregate(
     kmin, kmax = _bounds(grid, node.range)
     partial, final = _PARTIALS[node.op]
     if node.op is R.RATE and node.range.unwrap is not None:
-        partial, final = "sum(v)", "sum(p) / :range_s"
+        partial, final = _SUM[0], f"{_SUM[1]} / :range_s"
     if node.op is R.QUANTILE_OVER_TIME and node.range.range_ns <= grid.step_ns and not mergeable:
         # Each entry falls in one window at most: the partial is already the quantile.
         partial, final = "quantile_cont(v, :phi)", "any_value(p)"

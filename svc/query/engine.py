@@ -34,6 +34,7 @@ from svc.errors import BadRequestError, GatewayTimeoutError
 from svc.query.alarms import after
 from svc.query.context import TIMEOUT_MESSAGE, QueryContext, registered
 from svc.query.deletes import visible_rows_sql
+from svc.query.file_groups import with_files
 from svc.query.file_metadata import NO_METADATA, file_has_metadata, table_has_metadata
 from svc.query.scan_pieces import WINDOW_ROWS, next_group, pieces
 from svc.query.scope import RequestScope, current_scope, using_scope
@@ -247,33 +248,34 @@ class QueryEngine:
             (tenants,) if isinstance(tenants, str) else tenants, start_ns, end_ns, expr
         )
         stats = ScanStats()
-        if plan.limit is None or isinstance(view, MultiView):
+        if plan.limit is None:
             _add_scan(stats, view, view.files, view.head_tables, start_ns, end_ns)
             table = self._limited_rows(plan, self.execute(text or plan.select, view, stats), stats)
             stats.returned = table.num_rows
             return table, view, stats
         remaining = pieces(view.files, plan.backward, self.window_rows)
         found: pa.Table | None = None
-        heads = view.head_tables
+        heads = True  # the in-memory tables are read with the first group
         while True:
             # Up to ``file_groups`` groups at once (a distributed engine runs them side by
-            # side); merged in reading order, the top rows are those of one by one.
+            # side); merged in reading order, the top rows are those of one by one. The
+            # groups of a view of several tenants hold files of any of them.
             jobs: list[tuple[exp.Select | str, AnyView]] = []
             while not jobs or (remaining and len(jobs) < self.file_groups):
                 group, remaining = next_group(remaining, self.scan_group_rows)
                 files = [piece.entry for piece in group]
                 window = group[0].window if group else None  # no files: the head alone
-                part = dataclasses.replace(view, files=files, head_tables=heads, window=window)
+                part = with_files(view, files, heads=heads, window=window)
                 _add_scan(
                     stats,
                     view,
                     [piece.entry for piece in group if piece.first],
-                    heads,
+                    view.head_tables if heads else [],
                     start_ns,
                     end_ns,
                 )
                 jobs.append((text or plan.select, part))
-                heads = []
+                heads = False
             if len(jobs) > 1:
                 stats.shards += len(jobs)
             for result in self.execute_all(jobs, stats):

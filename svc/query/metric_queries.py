@@ -6,7 +6,6 @@ The result of ``run_metric_query`` is a ``MetricResult``: series (sorted label p
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from decimal import Decimal
@@ -22,10 +21,9 @@ from svc.errors import BadRequestError
 from svc.model import Labels, label_key
 from svc.query.common_labels import common_labels
 from svc.query.engine import AnyView, QueryEngine, ScanStats, add_file_scan, add_head_scan
-from svc.query.file_groups import file_groups
+from svc.query.file_groups import file_groups, without_sources
 from svc.query.file_metadata import view_has_metadata
 from svc.query.plan_cache import START, mentions_stand_in, with_range
-from svc.storage.store import StoreView
 
 __all__ = [
     "MAX_SERIES_MESSAGE",
@@ -136,7 +134,7 @@ def run_metric_query(
 def _run_by_file_groups(
     engine: QueryEngine,
     plan: _RenderedPlan,
-    parts: list[StoreView],
+    parts: list[AnyView],
     stats: ScanStats,
     start_ns: int,
 ) -> pa.Table:
@@ -146,8 +144,8 @@ def _run_by_file_groups(
     Every shape of metric query splits this way: each range aggregation's partials are
     mergeable by construction (sums, counts, min/max, flags, exact quantiles as value
     lists, first/last with their timestamps); vector aggregations, binary operators and
-    the like only read the merged samples. Views of several tenants are not split
-    (``file_groups``) and run whole, as time splits do.
+    the like only read the merged samples. A view of several tenants is cut across its
+    tenants (``file_groups``): the partials already carry each series' full labels.
     """
 
     def placed(text: str) -> str:
@@ -165,8 +163,7 @@ def _run_by_file_groups(
         for number, (name, _) in enumerate(plan.partials)
     }
     # The final statement reads no file: only the stream index is bound.
-    bare = dataclasses.replace(parts[0], files=[], head_tables=[], row_ranges={}, shares={})
-    return engine.execute(placed(plan.select), bare, stats, merged)
+    return engine.execute(placed(plan.select), without_sources(parts[0]), stats, merged)
 
 
 @dataclass(frozen=True)

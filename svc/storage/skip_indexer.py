@@ -21,6 +21,7 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from svc.storage.catalog import Catalog, FileEntry, SkipIndexRow
@@ -47,13 +48,22 @@ _SLICE_ROWS = 16_384
 
 
 def build_file(
-    lake: LakeStorage, relative: str, cancelled: Callable[[], bool] = lambda: False
+    lake: LakeStorage,
+    relative: str,
+    cancelled: Callable[[], bool] = lambda: False,
+    turns: AbstractContextManager[Any] | None = None,
 ) -> SkipIndexRow | None:
     """Publish the index of the lake file at ``relative``; returns what to list (None:
     ``cancelled`` said so, nothing written). Raises OSError (or Arrow's errors) when the
-    file cannot be read. Row groups are read ``_SLICE_ROWS`` rows at a time: the indexer
-    runs next to pushes and flushes, and a whole group's lines, decompressed, would add
-    their size several times over to the process's peak memory."""
+    file cannot be read.
+
+    Row groups are read ``_SLICE_ROWS`` rows at a time, and each slice is read and
+    tokenised, and each group's filters built, while holding ``turns`` (the store's
+    flushes hold it while they write): the indexer runs next to pushes and flushes, and
+    neither a whole group's lines, decompressed, nor its buffers during a flush then add
+    to the process's peak memory.
+    """
+    turn = turns if turns is not None else contextlib.nullcontext()
     source = parquet_file(lake.url(relative))
     columns = ["line", "metadata"] if "metadata" in source.schema_arrow.names else ["line"]
     groups = []
@@ -62,11 +72,17 @@ def build_file(
         slices = source.iter_batches(
             batch_size=_SLICE_ROWS, row_groups=[group], columns=columns, use_threads=False
         )
-        for rows in slices:
+        while True:
             if cancelled():
                 return None
-            builder.add(rows["line"], rows["metadata"] if "metadata" in columns else None)
-        groups.append(builder.finish(_compressed_bytes(source.metadata.row_group(group))))
+            with turn:
+                rows = next(slices, None)
+                if rows is None:
+                    break
+                builder.add(rows["line"], rows["metadata"] if "metadata" in columns else None)
+                del rows
+        with turn:
+            groups.append(builder.finish(_compressed_bytes(source.metadata.row_group(group))))
         del builder, slices
         release_free_memory()
     return publish_sidecar(lake, relative, groups)
@@ -94,7 +110,11 @@ def _existing(lake: LakeStorage, relative: str) -> SkipIndexRow | None:
 
 
 def _index(
-    lake: LakeStorage, catalog: Catalog, relative: str, cancelled: Callable[[], bool]
+    lake: LakeStorage,
+    catalog: Catalog,
+    relative: str,
+    cancelled: Callable[[], bool],
+    turns: AbstractContextManager[Any] | None = None,
 ) -> tuple[SkipIndexRow | None, bool]:
     """Give the file a listed index: (its listing, None when it has none now; whether it
     was built). A sidecar already there is listed as it is only when the catalog lists
@@ -110,7 +130,7 @@ def _index(
             return listed, False
     built = row is None
     if row is None:
-        row = build_file(lake, relative, cancelled)
+        row = build_file(lake, relative, cancelled, turns)
         if row is None:
             return None, False
     if not catalog.list_skip_index(row):  # unlisted (compacted away, quarantined) meanwhile
@@ -163,10 +183,19 @@ def listed_indexes(
 class SkipIndexer:
     """One background thread that indexes the lake files it is asked to, once each."""
 
-    def __init__(self, lake: LakeStorage, catalog: Catalog, *, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        lake: LakeStorage,
+        catalog: Catalog,
+        *,
+        enabled: bool = True,
+        turns: AbstractContextManager[Any] | None = None,
+    ) -> None:
         self.lake = lake
         self.catalog = catalog
         self.enabled = enabled
+        self.turns = turns
+        """Held while reading and tokenising each slice (see ``build_file``)."""
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._asked: set[str] = set()
         self._lock = threading.Lock()
@@ -226,7 +255,9 @@ class SkipIndexer:
 
     def _index(self, relative: str) -> None:
         try:
-            row, built = _index(self.lake, self.catalog, relative, self._stopping.is_set)
+            row, built = _index(
+                self.lake, self.catalog, relative, self._stopping.is_set, self.turns
+            )
             if built and row is not None:
                 self.built_total += 1
                 self.built_bytes += row.nbytes

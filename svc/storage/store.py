@@ -235,7 +235,12 @@ class Store:
         self.disk_guard = DiskGuard(settings.root, settings.disk_full_threshold)
         self._index = StreamIndex()
         self.leases = FileLeases()
-        self.skip_indexer = SkipIndexer(self.lake, self.catalog, enabled=settings.skip_index)
+        self._memory_turns = threading.Lock()
+        """Held by a flush while it writes and by the skip indexer for each slice it reads,
+        so that their buffers are never in memory at the same time."""
+        self.skip_indexer = SkipIndexer(
+            self.lake, self.catalog, enabled=settings.skip_index, turns=self._memory_turns
+        )
         # (tenant, start_ns, end_ns) -> the delete filters of the tenant's views (deletion).
         self.delete_filters: Callable[[str, int, int], tuple[DeleteFilter, ...]] | None = None
         self.head = Head()
@@ -503,9 +508,10 @@ class Store:
         """Write one swapped-out head, list its files, retire its WAL segments."""
         self._writing = True
         try:
-            pending.head.compact()
-            release_free_memory()  # the per-push batches compact() let go of
-            entries, streams, summaries = self._write(pending)
+            with self._memory_turns:
+                pending.head.compact()
+                release_free_memory()  # the per-push batches compact() let go of
+                entries, streams, summaries = self._write(pending)
         except Exception as exc:
             raise self._flush_failed(exc) from exc
         finally:

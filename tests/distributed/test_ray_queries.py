@@ -26,7 +26,7 @@ import yaml
 
 from svc.distributed.netns import loopback_only, namespace_of, namespace_processes
 from tests.conftest import UNSPLIT
-from tests.distributed.test_file_groups import BANDS
+from tests.distributed.test_file_groups import BANDS, FLOAT_SUMS, _tenant_u
 from tests.e2e.app import InProcessApp
 from tests.e2e.clients import push
 from tests.e2e.server import Server, merge
@@ -43,6 +43,7 @@ from tests.e2e.test_split_equivalence import (
 )
 
 RAY = {"querier": {"execution": "ray", "ray": {"workers": 2}}}
+MULTI_TENANT = {"querier": {"multi_tenant_queries_enabled": True}}
 SLOW_TIMEOUT = 1.0
 OVERRIDES = {
     "s": SPLIT["limits_config"],
@@ -58,7 +59,7 @@ def ray_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     extra = {"runtime_config": {"file": str(runtime), "period": "1h"}}
     srv = Server(
         root,
-        merge(merge(RAY, UNSPLIT), extra),
+        merge(merge(merge(RAY, UNSPLIT), MULTI_TENANT), extra),
         unix_socket=root / "svc.sock",
         launcher=loopback_only(),
     )
@@ -98,14 +99,15 @@ def _outliving(namespace: str, wait: float = 10.0) -> list[int]:
 
 @pytest.fixture(scope="module")
 def single(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessApp]:
-    app = InProcessApp(tmp_path_factory.mktemp("single"), UNSPLIT).start()
+    app = InProcessApp(tmp_path_factory.mktemp("single"), merge(UNSPLIT, MULTI_TENANT)).start()
     yield app
     app.stop()
 
 
 @pytest.fixture(scope="module")
 def loaded(ray_server: Server, single: InProcessApp) -> tuple[Server, InProcessApp]:
-    """Both deployments with the corpus: three bands flushed to files, the rest in memory."""
+    """Both deployments with the corpus: three bands flushed to files, the rest in memory;
+    tenant ``u`` holds its ``api`` and ``web`` streams (``_tenant_u``)."""
     corpus = _corpus()
     for low, high in zip([0, *BANDS], [*BANDS, 2 * START], strict=True):
         band = [(labels, [e for e in entries if low <= e[0] < high]) for labels, entries in corpus]
@@ -113,6 +115,9 @@ def loaded(ray_server: Server, single: InProcessApp) -> tuple[Server, InProcessA
         for client in clients:
             with client:
                 assert push(client, band).status_code == 204
+        for client in (single.client("u"), ray_server.client("u")):
+            with client:
+                assert push(client, _tenant_u(band)).status_code == 204
         if high != 2 * START:
             for client in (single.client(), ray_server.client()):
                 with client:
@@ -140,6 +145,23 @@ def test_a_metric_query_is_split_by_files_on_ray(loaded: tuple[Server, InProcess
     assert body["data"]["stats"]["summary"]["shards"] == RAY["querier"]["ray"]["workers"]
     body["data"].pop("stats")
     assert body == _answer(single.client, "t", "/loki/api/v1/query_range", params)
+
+
+def test_a_two_tenant_query_is_split_by_files_on_ray(
+    loaded: tuple[Server, InProcessApp],
+) -> None:
+    """``t|u`` runs as two groups of files across both tenants, answering as single-node."""
+    srv, single = loaded
+    query = 'sum by (__tenant_id__, level) (rate({app=~".+"} |= "status=500" [10m]))'
+    params = {**WINDOW, "query": query, "step": "60"}
+    with srv.client("t|u") as client:
+        response = client.get("/loki/api/v1/query_range", params=params)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["data"]["stats"]["summary"]["shards"] == RAY["querier"]["ray"]["workers"]
+    body["data"].pop("stats")
+    assert body == _answer(single.client, "t|u", "/loki/api/v1/query_range", params)
+    assert {s["metric"]["__tenant_id__"] for s in body["data"]["result"]} == {"t", "u"}
 
 
 def _answers(
@@ -177,6 +199,16 @@ def test_metric_range_queries(loaded: tuple[Server, InProcessApp], query: str, s
     else:
         assert by_files == expected
         assert split == expected
+
+
+@pytest.mark.parametrize("query", FLOAT_SUMS[::2], ids=range(0, len(FLOAT_SUMS), 2))
+def test_sums_of_fractional_values(loaded: tuple[Server, InProcessApp], query: str) -> None:
+    """Added per group of files on the actors, then merged: the same to the bit."""
+    arguments = {**WINDOW, "query": query, "step": "60"}
+    expected, by_files, split = _answers(loaded, "/loki/api/v1/query_range", arguments)
+    assert expected["data"]["result"]
+    assert by_files == expected
+    assert split == expected
 
 
 @pytest.mark.parametrize("at", [START + 100 * MINUTE, START + SPAN - 10 * MINUTE])

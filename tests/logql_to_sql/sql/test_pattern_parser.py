@@ -1,4 +1,6 @@
-"""``| pattern`` in SQL (substring searches) against a direct statement of the rule.
+"""``| pattern`` in SQL (substring searches, literal-only regexes) against a direct
+statement of the rule, for every capture and for each one wanted alone (the literals
+between wanted captures are then skipped by one regex).
 
 The rule, from the reference's pattern matcher (``pkg/logql/log/pattern``): an empty line
 captures nothing; a leading literal must start the line, else nothing is captured; then
@@ -32,10 +34,14 @@ PATTERNS = [
     "x<a>xx<b>x",
     "é<a>ü<b>",
     "<_>=<v>",
+    "<a>.*<b>(<c>)",
+    "$<a>\\<b>\n<c>",
+    "ab<a>ab<b>aab<c>",
+    "<_> <_> <_> <v>",
 ]
 
 
-def reference(pattern: str, line: str) -> dict[str, str]:
+def reference(pattern: str, line: str, wanted: str | None = None) -> dict[str, str]:
     parts = re.split(r"<([A-Za-z_][A-Za-z0-9_]*)>", pattern)
     leading, names, closing = parts[0], parts[1::2], parts[2::2]
     if not line or not line.startswith(leading):
@@ -51,11 +57,13 @@ def reference(pattern: str, line: str) -> dict[str, str]:
             break
         found[name] = rest[:at]
         rest = rest[at + len(literal) :]
-    return {k: v for k, v in found.items() if k != "_"}
+    return {k: v for k, v in found.items() if k != "_" and wanted in (None, k)}
 
 
-def ours(db: duckdb.DuckDBPyConnection, pattern: str, lines: list[str]) -> list[dict[str, str]]:
-    stepped = pattern_steps(pattern)
+def ours(
+    db: duckdb.DuckDBPyConnection, pattern: str, lines: list[str], wanted: str | None = None
+) -> list[dict[str, str]]:
+    stepped = pattern_steps(pattern, None if wanted is None else [wanted])
     select = exp.select("line").from_("lines")
     carried: list[str] = []
     for step in stepped.steps:
@@ -80,7 +88,9 @@ def db() -> duckdb.DuckDBPyConnection:
 def _check(db: duckdb.DuckDBPyConnection, pattern: str, lines: list[str]) -> None:
     lines = list(dict.fromkeys(lines))
     db.execute("CREATE OR REPLACE TABLE lines AS SELECT unnest(?::VARCHAR[]) AS line", [lines])
-    assert ours(db, pattern, lines) == [reference(pattern, line) for line in lines]
+    for wanted in [None, *(n for n in re.findall(r"<(\w+)>", pattern) if n != "_")]:
+        expected = [reference(pattern, line, wanted) for line in lines]
+        assert ours(db, pattern, lines, wanted) == expected, wanted
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -107,11 +117,21 @@ def test_fixed_lines(db: duckdb.DuckDBPyConnection, pattern: str) -> None:
         "é",
         "a=b=c",
         "=",
+        "1.*2(3)",
+        "1.*2(3",
+        "$1\\2\n3",
+        "$1\\2",
+        "abxabyaabz",
+        "ab1ab2ab",
+        "a b c d",
+        "a b\nc d e",
     ]
     _check(db, pattern, lines)
 
 
-fragments = st.sampled_from(["x", "xx", " ", "-", ",", "=", "é", "ü", "bar", "[", "]", '"', "a"])
+fragments = st.sampled_from(
+    ["x", "xx", " ", "-", ",", "=", "é", "ü", "bar", "[", "]", '"', "a", "ab", "\n", ".*", "(", ")"]
+)
 
 
 @settings(

@@ -48,8 +48,25 @@ def test_nothing_to_split(tmp_path: Path) -> None:
     assert file_groups(_view(tmp_path, [10]), 4) is None
     assert file_groups(_view(tmp_path, [], head=True), 4) is None
     assert file_groups(_view(tmp_path, [10, 20]), 1) is None
-    one = _view(tmp_path, [10, 20])
-    assert file_groups(MultiView([(one, 0), (one, 1)], one.streams), 2) is None
+    one = _view(tmp_path, [10])
+    assert file_groups(MultiView([(one, 3), (_view(tmp_path, []), 5)], one.streams), 2) is None
+
+
+def test_a_view_of_several_tenants_is_cut_across_them(tmp_path: Path) -> None:
+    """Each group is a view of every tenant (its mask, some of its files); the in-memory
+    tables of all tenants go to one group."""
+    t = _view(tmp_path, [50, 20], head=True)
+    u = _view(tmp_path, [40, 15])
+    u.files = [_file(f"u{i}", f.file_bytes) for i, f in enumerate(u.files)]
+    view = MultiView([(t, 3), (u, 5)], pa.table({"stream_id": [1, 2]}))
+    parts = file_groups(view, 2)
+    assert parts is not None and len(parts) == 2
+    assert all(isinstance(part, MultiView) for part in parts)
+    groups = [part.parts for part in parts if isinstance(part, MultiView)]
+    assert [[mask for _, mask in tenants] for tenants in groups] == [[3, 5], [3, 5]]
+    files = [[[f.file_bytes for f in v.files] for v, _ in tenants] for tenants in groups]
+    assert files == [[[50], [15]], [[20], [40]]]  # largest first onto the lightest
+    assert [[len(v.head_tables) for v, _ in tenants] for tenants in groups] == [[0, 0], [1, 0]]
 
 
 def test_more_groups_than_sources(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from svc.query.log_queries import LogQueryRequest, run_log_query
 from svc.query.metric_queries import run_metric_query
 from svc.query.needles import MetadataValue, query_conditions, regex_literals
 from svc.query.tenants import MultiView
-from svc.storage import skip_indexer
+from svc.storage import skip_index, skip_indexer
 from svc.storage.objects import LocalLake
 from svc.storage.skip_index import GroupBuilder, SkipIndex, build_group, load, needle
 from svc.storage.store import Store
@@ -193,6 +194,38 @@ def test_the_indexer_reads_a_file_in_slices_and_builds_its_groups_whole(
     whole = [build_group(table["line"][low : low + 400]) for low in (0, 400, 800)]
     assert [(g.rows, g.line_bytes, g.tokens, g.grams) for g in index.groups] == [
         (g.rows, g.line_bytes, g.tokens, g.grams) for g in whole
+    ]
+
+
+def test_the_indexer_reads_nothing_while_a_flush_holds_the_turn(tmp_path: Path) -> None:
+    pq.write_table(pa.table({"line": [f"line {i}" for i in range(100)]}), tmp_path / "f.parquet")
+    turns = threading.Lock()
+    built: list[object] = []
+    with turns:  # a flush writing
+        indexer = threading.Thread(
+            target=lambda: built.append(
+                skip_indexer.build_file(LocalLake(tmp_path), "f.parquet", turns=turns)
+            )
+        )
+        indexer.start()
+        indexer.join(0.3)
+        assert indexer.is_alive() and not built
+    indexer.join(10)
+    assert built and built[0] is not None
+
+
+def test_filter_hashes_are_those_of_existing_sidecars() -> None:
+    """Sidecars already written stay readable: the hashes of tokens and grams are part of
+    the format (values from the first version of the index)."""
+    tokens = pa.array(["abcdef", "xyz", "abcdeg"], pa.large_string())
+    assert sorted(int(h) for h in skip_index._gram_hashes(tokens)) == [
+        7983349255938665483,
+        9661164056752371539,
+        10310752090064982398,
+    ]
+    assert sorted(int(h) for h in skip_index._token_hashes(tokens[:2])) == [
+        3204920589429250428,
+        4445890248153655379,
     ]
 
 
