@@ -69,6 +69,16 @@ def _unique(engine: QueryEngine) -> bool:
     return view_entries_unique(engine.view((TENANT,), BASE, END), BASE, END)
 
 
+def _compact_all(store: Store, engine: QueryEngine, tmp_path: Path) -> None:
+    """Compact every file of the tenant's day into one."""
+    files = store.catalog.all_files()
+    rewriter = Rewriter(store, engine, WriterSettings(3, 1 << 16, 1 << 30), tmp_path / "work")
+    try:
+        rewriter.run(RewriteJob("compaction", TENANT, files[0].day, tuple(files)))
+    finally:
+        rewriter.close()
+
+
 def test_entries_pushed_twice_come_out_once(
     store: Store, engine: QueryEngine, service: SqlService, tmp_path: Path
 ) -> None:
@@ -90,12 +100,7 @@ def test_entries_pushed_twice_come_out_once(
     assert sorted(_unique_flags(store)) == [False, True, True]
     _each_once(service, engine, 50)
 
-    files = store.catalog.all_files()
-    rewriter = Rewriter(store, engine, WriterSettings(3, 1 << 16, 1 << 30), tmp_path / "work")
-    try:
-        rewriter.run(RewriteJob("compaction", TENANT, files[0].day, tuple(files)))
-    finally:
-        rewriter.close()
+    _compact_all(store, engine, tmp_path)
     assert _unique_flags(store) == [False]  # the compacted file holds the copies
     assert not _unique(engine)
     _each_once(service, engine, 50)
@@ -112,12 +117,7 @@ def test_files_without_copies_are_read_without_distinct(
     assert _unique(engine)
     _each_once(service, engine, 100)
 
-    files = store.catalog.all_files()
-    rewriter = Rewriter(store, engine, WriterSettings(3, 1 << 16, 1 << 30), tmp_path / "work")
-    try:
-        rewriter.run(RewriteJob("compaction", TENANT, files[0].day, tuple(files)))
-    finally:
-        rewriter.close()
+    _compact_all(store, engine, tmp_path)
     assert _unique_flags(store) == [True]
     assert _unique(engine)
     _each_once(service, engine, 100)
