@@ -7,9 +7,9 @@ exact message the Go function would return.
 from __future__ import annotations
 
 import math
-import unicodedata
 
 from gocompat.fmt import go_quote
+from gocompat.spaces import trim_space
 from gocompat.strconv import parse_float, quote_bytes
 
 __all__ = [
@@ -241,22 +241,6 @@ for _i, _p in enumerate("kmgtpe", start=1):
     _BYTE_SIZES[f"{_p}ib"] = _BYTE_SIZES[f"{_p}i"] = 1024**_i
     _BYTE_SIZES[f"{_p}b"] = _BYTE_SIZES[_p] = 1000**_i
 
-_GO_SPACE = frozenset("\t\n\v\f\r \x85\xa0")
-
-
-def _go_trim_space(text: str) -> str:
-    """``strings.TrimSpace``: Unicode white space as Go's ``unicode.IsSpace`` defines it."""
-
-    def space(ch: str) -> bool:
-        return ch in _GO_SPACE or unicodedata.category(ch) in ("Zs", "Zl", "Zp")
-
-    start, end = 0, len(text)
-    while start < end and space(text[start]):
-        start += 1
-    while end > start and space(text[end - 1]):
-        end -= 1
-    return text[start:end]
-
 
 def parse_humanize_bytes(text: str) -> int:
     """Parse a size like go-humanize ``ParseBytes`` (``1.5KiB`` -> 1536, ``2,048``).
@@ -276,7 +260,7 @@ def parse_humanize_bytes(text: str) -> int:
     if value is None or math.isinf(value):
         reason = "invalid syntax" if value is None else "value out of range"
         raise ValueError(f"strconv.ParseFloat: parsing {quote_bytes(number)}: {reason}")
-    extra = _go_trim_space(raw[digits:].decode("utf-8", "replace")).lower()
+    extra = trim_space(raw[digits:].decode("utf-8", "replace")).lower()
     if extra not in _BYTE_SIZES:
         raise ValueError(f"unhandled size name: {extra}")
     value *= _BYTE_SIZES[extra]

@@ -41,8 +41,9 @@ if TYPE_CHECKING:
     )
     from logql_to_sql.sql.frame import entry_labels
     from logql_to_sql.sql.hints import Needed
+    from logql_to_sql.sql.label_keys import sanitize
     from logql_to_sql.sql.metric_query import MetricPlan, compile_metric_query
-    from logql_to_sql.sql.parser_stages import json_all, logfmt, sanitize
+    from logql_to_sql.sql.parser_stages import json_all, logfmt
     from logql_to_sql.sql.range_aggregation import Grid
     from logql_to_sql.syntax import ast
     from logql_to_sql.syntax.ast import Expr, LogQuery
@@ -80,7 +81,7 @@ _EXPORTS = {
     "compile_metric_query": "logql_to_sql.sql.metric_query",
     "json_all": "logql_to_sql.sql.parser_stages",
     "logfmt": "logql_to_sql.sql.parser_stages",
-    "sanitize": "logql_to_sql.sql.parser_stages",
+    "sanitize": "logql_to_sql.sql.label_keys",
     "Grid": "logql_to_sql.sql.range_aggregation",
     "ast": "logql_to_sql.syntax.ast",
     "Expr": "logql_to_sql.syntax.ast",

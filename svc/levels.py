@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 from gocompat.jsonparser import find_string_field
 from gocompat.logfmt import scan_pairs
+from gocompat.spaces import GO_SPACES
 
 __all__ = [
     "DEFAULT_LEVEL_FIELDS",
@@ -92,9 +93,6 @@ _PLAIN_VALUE = re.compile(r'[^\x00-\x20="]*(?![^\x00-\x20])')
 _PLAIN_PAIRS = re.compile(
     r'(?:[\x00-\x20]*[^\x00-\x20="]+(?:=[^\x00-\x20="]*)?(?![^\x00-\x20]))*[\x00-\x20]*'
 )
-# Go's unicode.IsSpace.
-_SPACES = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-_SPACES += "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 _GO_INT = re.compile(r"[+-]?[0-9]+")
 # OpenTelemetry severity numbers: the highest of each range and its level.
 _SEVERITY_RANGES: tuple[tuple[int, str], ...] = ((4, "trace"), (8, "debug"), (12, "info"))
@@ -229,7 +227,7 @@ class LevelDetector:
 
 
 def _looks_like_json(line: str) -> bool:
-    return line.lstrip(_SPACES)[:1] == "{" and line.rstrip(_SPACES)[-1:] == "}"
+    return line.lstrip(GO_SPACES)[:1] == "{" and line.rstrip(GO_SPACES)[-1:] == "}"
 
 
 def _severity_level(text: str) -> str:

@@ -8,6 +8,7 @@ import json
 from typing import Any, Final
 
 from gocompat import regex as goregex
+from gocompat.spaces import GO_SPACES, trim_space
 from gocompat.template.errors import GoError
 from gocompat.template.funcspec import Func
 from gocompat.template.limits import reserve
@@ -15,9 +16,6 @@ from gocompat.template.urls import query_escape, query_unescape
 from gocompat.template.values import NIL, LabelMap
 
 __all__ = ["TEXT_FUNCTIONS", "go_lower", "go_upper"]
-
-GO_SPACE: Final = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-GO_SPACE_ALL: Final = GO_SPACE + "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
 def _map_runes(text: str, mapper: str) -> str:
@@ -43,7 +41,7 @@ def _is_separator(ch: str) -> bool:
         return not (ch.isalnum() or ch == "_")
     if ch.isalpha() or ch.isdecimal():
         return False
-    return ch in GO_SPACE_ALL
+    return ch in GO_SPACES
 
 
 def _title(text: str) -> str:
@@ -57,10 +55,6 @@ def _title(text: str) -> str:
             out.append(ch)
         prev = ch
     return "".join(out)
-
-
-def _trim_space(text: str) -> str:
-    return text.strip(GO_SPACE_ALL)
 
 
 def _replaced_size(text: str, old: str, new: str, count: int) -> int:
@@ -255,11 +249,11 @@ TEXT_FUNCTIONS: Final = {
     "TrimRight": _f(lambda s, cut: s.rstrip(cut), S, S),
     "TrimPrefix": _f(lambda s, p: s.removeprefix(p), S, S),
     "TrimSuffix": _f(lambda s, x: s.removesuffix(x), S, S),
-    "TrimSpace": _f(_trim_space, S),
+    "TrimSpace": _f(trim_space, S),
     "lower": _f(go_lower, S),
     "upper": _f(go_upper, S),
     "title": _f(_title, S),
-    "trim": _f(_trim_space, S),
+    "trim": _f(trim_space, S),
     "trimAll": _f(lambda cut, s: s.strip(cut), S, S),
     "trimPrefix": _f(lambda p, s: s.removeprefix(p), S, S),
     "trimSuffix": _f(lambda x, s: s.removesuffix(x), S, S),

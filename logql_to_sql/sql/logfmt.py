@@ -30,6 +30,7 @@ from logql_to_sql.sql.frame import (
     logfmt_position,
     logfmt_quick,
 )
+from logql_to_sql.sql.label_keys import sanitize_sql
 from logql_to_sql.syntax import ast
 
 __all__ = ["TOKEN", "logfmt_lookup", "logfmt_pairs", "unquote"]
@@ -113,15 +114,10 @@ def _usable(pairs: exp.Expr, keep_empty: bool) -> exp.Expr:
         "list_transform(list_filter(:p, x -> x.key IS NOT NULL AND x.value IS NOT NULL), "
         "x -> {'key': :key, 'value': replace(x.value, chr(65533), ' ')})",
         p=pairs,
-        key=_sanitized(sql("x.key")),
+        key=sanitize_sql(sql("x.key")),
     )
     keep = "x.key <> ''" + ("" if keep_empty else " AND x.value <> ''")
     return sql("list_filter(:c, x -> " + keep + ")", c=cleaned)
-
-
-def _sanitized(key: exp.Expr) -> exp.Expr:
-    cleaned = sql("regexp_replace(trim(:k), '[^A-Za-z0-9_]', '_', 'g')", k=key)
-    return sql("CASE WHEN regexp_matches(:c, '^[0-9]') THEN '_' || :c ELSE :c END", c=cleaned)
 
 
 def _strict_error(toks: exp.Expr, bad: exp.Expr) -> exp.Expr:

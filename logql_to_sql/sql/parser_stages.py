@@ -32,6 +32,7 @@ from logql_to_sql.sql.frame import (
     pattern_rest,
     pattern_skip,
 )
+from logql_to_sql.sql.label_keys import sanitize, sanitize_sql
 from logql_to_sql.sql.logfmt import logfmt_lookup, logfmt_pairs
 from logql_to_sql.syntax import ast
 
@@ -95,18 +96,6 @@ class Parsed:
     steps: tuple[dict[str, exp.Expr], ...] = ()
     """Columns to compute first, one frame each (later ones may read earlier ones); the
     other fields may read them."""
-
-
-def sanitize(name: str) -> str:
-    """A label name as the parsers sanitise keys (``a-b`` -> ``a_b``, ``9x`` -> ``_9x``)."""
-    name = re.sub(r"[^A-Za-z0-9_]", "_", name.strip())
-    return "_" + name if name[:1].isdigit() else name
-
-
-def sanitize_sql(key: exp.Expr) -> exp.Expr:
-    """``sanitize`` as SQL over a key expression."""
-    cleaned = sql("regexp_replace(trim(:k), '[^A-Za-z0-9_]', '_', 'g')", k=key)
-    return sql("CASE WHEN regexp_matches(:c, '^[0-9]') THEN '_' || :c ELSE :c END", c=cleaned)
 
 
 def first_wins(entries: exp.Expr) -> exp.Expr:

@@ -35,6 +35,7 @@ from svc.storage.lake import (
     encode_file_metadata,
 )
 from svc.storage.objects import LakeStorage
+from svc.storage.repeats import RepeatWatch
 
 __all__ = ["JobIdentity", "WriterSettings", "bucket_ns", "write_compacted"]
 
@@ -144,8 +145,13 @@ class _Writer:
         self.rotate = False
         self.done: list[_File] = []
         self.published: list[tuple[FileEntry, list[FileStreamRow]]] = []
+        self.repeats = RepeatWatch()
 
     def add(self, rows: pa.Table) -> None:
+        # Seen before any of them is written: the entries of one stream with one timestamp
+        # are in one bucket, and a file is closed only between buckets, so a file's flag
+        # (_metadata) covers all of its rows.
+        self.repeats.add(rows)
         buckets = pc.divide(rows["ts"], pa.scalar(self.bucket, pa.int64()))
         for start, length, number in _runs(buckets):
             if self.pending_bucket is not None and number != self.pending_bucket:
@@ -258,6 +264,7 @@ class _Writer:
             job_id=identity.job_id,
             job_part=len(self.done),
             job_last=last,
+            unique=not self.repeats.repeated,
             backfills=sorted(identity.backfills),
         )
 

@@ -104,11 +104,12 @@ _contexts_lock = threading.Lock()
 
 @contextmanager
 def registered(
-    timeout_seconds: float, *, line_chars: int, query_chars: int
+    timeout_seconds: float, *, line_chars: int, query_chars: int, name: str | None = None
 ) -> Iterator[QueryContext]:
-    """A new context, findable by :func:`lookup` while the block runs."""
+    """A new context, findable by :func:`lookup` while the block runs, under ``name``
+    when given (a process running one query at a time may reuse one), else a fresh id."""
     context = QueryContext(
-        id=f"q{next(_ids)}",
+        id=f"q{next(_ids)}" if name is None else name,
         deadline=time.monotonic() + timeout_seconds,
         line_chars=line_chars,
         query_chars=query_chars,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import itertools
 import re
 import shutil
 import threading
@@ -168,7 +167,6 @@ class QueryEngine:
         self._pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="query")
         register_udfs(self._db)
         store.lake.register(self._db)
-        self._names = itertools.count()
         self._lock = threading.Lock()
         self.skip_index = True
         """Narrow views with the lake's skipping index (off: every listed file is read)."""
@@ -504,7 +502,11 @@ class QueryEngine:
         return parts
 
     def _register(self, cursor: Registrar, table: pa.Table) -> str:
-        name = f"arrow_{next(self._names)}"
+        # Named after the object: a registrar holds what it registered, so no other
+        # object has its id meanwhile, and the same table (the stream index's, while no
+        # stream is added) gets the same name from query to query, which lets an SQL
+        # worker keep it registered (svc.sql.workers).
+        name = f"arrow_{id(table):x}"
         cursor.register(name, table)
         return name
 

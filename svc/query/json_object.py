@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from gocompat.spaces import trim_space
 from logql_to_sql import sanitize
 
 __all__ = ["ARRAY", "OBJECT", "field_name", "path_value", "unescape", "walk_object"]
@@ -172,7 +173,7 @@ def field_name(prefix: str, key: str) -> str:
     """The label name of ``key`` inside the object named ``prefix`` (``""`` at the top):
     each part trimmed and sanitised, blank parts left out, a leading digit of the whole
     name prefixed with ``_``."""
-    key = key.strip()
+    key = trim_space(key)
     if not key:
         return prefix
     if not prefix:

@@ -28,11 +28,18 @@ def timestamp_ns(column: exp.Expr) -> exp.Expr:
 
 
 def logql_rows(
-    text: str, *, start_ns: int, end_ns: int, multi: bool, wanted: Needed = None
+    text: str,
+    *,
+    start_ns: int,
+    end_ns: int,
+    multi: bool,
+    wanted: Needed = None,
+    unique_entries: bool = False,
 ) -> exp.Select:
     """The rows of the log query ``text`` over ``[start_ns, end_ns)``; 400 when ``text``
     is not a valid log query. ``wanted``: the only label keys the query reads (None: the
-    whole map); its ``labels`` then hold at least those."""
+    whole map); its ``labels`` then hold at least those. ``unique_entries``: the data read
+    holds no entry twice (``svc.query.unique_entries``), so none is to be dropped."""
     try:
         query = logql_to_sql.parse(text)
     except LogQLError as exc:
@@ -50,6 +57,7 @@ def logql_rows(
             direction=Direction.FORWARD,
             wanted=wanted,
             ordered=False,
+            unique_entries=unique_entries,
         )
     except LogQLError as exc:
         raise BadRequestError(f"logql(): {exc}") from exc

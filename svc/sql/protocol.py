@@ -1,8 +1,9 @@
 """The pipe between the server and an SQL worker process (:mod:`svc.sql.worker`).
 
 Every message is a frame: one kind byte, the payload's length (8 bytes, big-endian) and the
-payload. The server sends a ``QUERY`` (a :class:`WorkerQuery`) followed by one ``TABLE``
-frame per name of its ``tables`` (an Arrow IPC stream); the worker answers ``HEADER`` (the
+payload. The server sends a ``QUERY`` (a :class:`WorkerQuery`) followed by ``TABLE`` frames
+(an Arrow IPC stream each) for the tables of its ``tables`` the worker does not hold yet
+(``WorkerQuery.frames``); the worker answers ``HEADER`` (the
 columns and the Arrow schema), ``BATCH`` frames (an Arrow IPC stream each) and ``DONE``, or
 an ``ERROR`` (a :class:`WorkerError`) at any point, and then waits for the next query.
 """
@@ -60,7 +61,7 @@ class WorkerQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     sql: str
     """The statement as it runs (views bound), never the client's text."""
     tables: list[str]
-    """Names of the Arrow tables that follow, in order."""
+    """Names of the Arrow tables the statement reads."""
     paths: list[str]
     """The only files the statement may read."""
     threads: int
@@ -72,6 +73,16 @@ class WorkerQuery(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     batch_rows: int
     max_rows: int = 0
     """Rows after which the rest of the result is not read (0: all of them)."""
+    frames: list[int] = msgspec.field(default_factory=list)
+    """For each name of ``tables``, which of the ``TABLE`` frames that follow holds its
+    table (one frame may serve several names); -1: the table the previous statement read
+    under that name, which the worker kept. Empty: one frame per name, in order."""
+    keep: list[str] = msgspec.field(default_factory=list)
+    """The names of ``tables`` whose tables the worker keeps for the next statement."""
+
+    def sources(self) -> list[int]:
+        """``frames``, or one frame per name when it is empty."""
+        return self.frames or list(range(len(self.tables)))
 
 
 class WorkerHeader(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -9,7 +9,9 @@ comments are gone and every literal is re-quoted by sqlglot.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -19,7 +21,7 @@ from logql_to_sql import Needed, ast
 from svc.sql.logql_source import logql_rows
 from svc.sql.policy import LOGQL_FUNCTION, VIEWS
 from svc.sql.statement import Statement, function_name
-from svc.sql.views import LOGS_VIEW, STREAMS_VIEW, view_definitions
+from svc.sql.views import LABELS_TABLE, LOGS_VIEW, STREAMS_VIEW, view_definitions
 
 __all__ = ["Rewritten", "label_keys", "needs_labels", "rewrite"]
 
@@ -52,58 +54,135 @@ def rewrite(
     multi: bool,
     stream_table: str,
     bounded: bool = True,
+    unique_entries: Callable[[], bool] = lambda: False,
 ) -> Rewritten:
     """The statement's text with its views and ``logql()`` calls resolved (``bounded``:
-    see :func:`svc.sql.views.view_definitions`)."""
+    see :func:`svc.sql.views.view_definitions`; ``unique_entries``, asked at the first
+    ``logql()`` call: whether the data read holds no entry twice)."""
+    resolved = _without_logql(statement)
+    if resolved is None:
+        resolved = _resolved(
+            statement,
+            start_ns=start_ns,
+            end_ns=end_ns,
+            multi=multi,
+            unique_entries=unique_entries,
+        )
+    if not resolved.reads:
+        return Rewritten(statement.prefix, resolved.body, reads_views=False)
+    definitions = view_definitions(
+        stream_table,
+        start_ns=start_ns,
+        end_ns=end_ns,
+        labels=resolved.labels,
+        multi=multi,
+        bounded=bounded,
+        read=resolved.views,
+        keys=resolved.keys,
+    )
+    return Rewritten(
+        statement.prefix,
+        f"WITH {', '.join([*definitions, *resolved.ctes])} {resolved.body}",
+        reads_views=True,
+        queries=resolved.queries,
+    )
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """A statement with its views and ``logql()`` calls resolved, but for the views'
+    definitions (which alone depend on the range when it calls no ``logql()``)."""
+
+    ctes: tuple[str, ...]
+    """The query's own common table expressions, to follow the views'."""
+    body: str
+    reads: bool
+    labels: bool
+    queries: tuple[ast.Expr, ...]
+    views: frozenset[str] = frozenset()
+    """The views it reads (``logql()`` rows read the label table)."""
+    keys: Needed = None
+    """The only label keys it reads (:func:`label_keys`)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _without_logql(statement: Statement) -> _Resolved | None:
+    """The statement resolved when it calls no ``logql()`` (else None): the same for any
+    range, so kept per checked statement, as the check is (about 0.1 ms each to redo)."""
+    if any(_logql_call(table) for table in statement.tree.find_all(exp.Table)):
+        return None
+    return _resolved(statement, start_ns=0, end_ns=0, multi=False, unique_entries=lambda: False)
+
+
+def _logql_call(table: exp.Table) -> bool:
+    source = table.this
+    return isinstance(source, exp.Func) and function_name(source) == LOGQL_FUNCTION
+
+
+def _resolved(
+    statement: Statement,
+    *,
+    start_ns: int,
+    end_ns: int,
+    multi: bool,
+    unique_entries: Callable[[], bool],
+) -> _Resolved:
     tree = statement.tree.copy()
     labels = needs_labels(tree)
     wanted = label_keys(tree)
     reads = plain = False
+    views: set[str] = set()
     queries: list[ast.Expr] = []
+    unique: bool | None = None
     for table in list(tree.find_all(exp.Table)):
         source = table.this
-        if isinstance(source, exp.Func) and function_name(source) == LOGQL_FUNCTION:
+        if _logql_call(table):
             text = source.expressions[0].name
-            rows = logql_rows(text, start_ns=start_ns, end_ns=end_ns, multi=multi, wanted=wanted)
+            unique = unique_entries() if unique is None else unique
+            rows = logql_rows(
+                text,
+                start_ns=start_ns,
+                end_ns=end_ns,
+                multi=multi,
+                wanted=wanted,
+                unique_entries=unique,
+            )
             queries.append(logql_to_sql.parse(text))  # valid: logql_rows said so
             alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier("logql"))
             table.replace(exp.Subquery(this=rows, alias=alias.copy()))
             reads = True
+            views.add(LABELS_TABLE)
         elif isinstance(source, exp.Identifier) and source.name.lower() in VIEWS:
             if not table.args.get("alias"):
                 table.set("alias", exp.TableAlias(this=source.copy()))
             table.set("this", exp.to_identifier(_RENAMED[source.name.lower()]))
             reads = plain = True
+            views.add(_RENAMED[source.name.lower()])
     if not reads:
-        return Rewritten(statement.prefix, tree.sql(dialect=_DIALECT), reads_views=False)
-    definitions = view_definitions(
-        stream_table,
-        start_ns=start_ns,
-        end_ns=end_ns,
+        return _Resolved((), tree.sql(dialect=_DIALECT), reads=False, labels=False, queries=())
+    ctes, body = _own_parts(tree)
+    return _Resolved(
+        ctes,
+        body,
+        reads=True,
         labels=labels,
-        multi=multi,
-        bounded=bounded,
-    )
-    return Rewritten(
-        statement.prefix,
-        _with_views(tree, definitions),
-        reads_views=True,
         queries=() if plain else tuple(queries),
+        views=frozenset(views),
+        keys=wanted,
     )
 
 
-def _with_views(tree: exp.Expr, definitions: list[str]) -> str:
-    """``WITH <definitions>, <the query's own> <query>``: the views come first, so the
-    query's expressions can read them."""
+def _own_parts(tree: exp.Expr) -> tuple[tuple[str, ...], str]:
+    """The query's own common table expressions and the rest: the views' definitions go
+    in front of them, so the query's expressions can read the views."""
     own = tree.args.get("with_")
     if "with_" not in tree.arg_types or (own is not None and own.args.get("recursive")):
-        body = f"SELECT * FROM ({tree.sql(dialect=_DIALECT)})"
-        return f"WITH {', '.join(definitions)} {body}"
-    ctes = []
+        return (), f"SELECT * FROM ({tree.sql(dialect=_DIALECT)})"
+    ctes: tuple[str, ...] = ()
     if own is not None:
-        ctes = [cte.sql(dialect=_DIALECT) for cte in own.expressions]
+        ctes = tuple(cte.sql(dialect=_DIALECT) for cte in own.expressions)
         tree.set("with_", None)
-    return f"WITH {', '.join([*definitions, *ctes])} {tree.sql(dialect=_DIALECT)}"
+    return ctes, tree.sql(dialect=_DIALECT)
 
 
 def needs_labels(tree: exp.Expr) -> bool:

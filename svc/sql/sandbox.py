@@ -12,7 +12,11 @@ A locked database serves the next query too when that query may read exactly the
 files with the same settings and the statement before changed nothing in it (DuckDB's
 catalog version, which every DDL, insert, SET, ATTACH or PREPARE moves, is unchanged):
 opening a database costs about 20 ms of CPU (DuckDB builds its catalog of built-in
-functions), more than a small query's whole run.
+functions), more than a small query's whole run. Such a database also keeps the Parquet
+footers it read (``parquet_metadata_cache``; lake files are written once, and DuckDB
+checks a cached footer against the file's modification time) and the Arrow tables
+registered for the statement before when the next one reads the same (:meth:`use_tables`):
+a ``count(*)`` over three files then takes 1 ms of DuckDB's time instead of 6.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import uuid
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from svc.query.udfs import register_udfs
 
@@ -48,7 +53,11 @@ class Sandbox:
                 "allow_community_extensions": False,
             }
         )
+        # Not settable at connect: the Parquet reader is loaded then, on first use.
+        self.connection.execute("SET parquet_metadata_cache = true")
         register_udfs(self.connection)
+        self.tables: dict[str, pa.Table] = {}
+        """The Arrow tables registered, by name."""
         self.paths: frozenset[str] | None = None
         """The only files it may read, once locked."""
 
@@ -60,6 +69,19 @@ class Sandbox:
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
         self.paths = frozenset(paths)
+
+    def use_tables(self, tables: dict[str, pa.Table]) -> None:
+        """Have exactly ``tables`` registered: those already registered under the same
+        name (the same objects) stay, the others are registered, the rest unregistered."""
+        con = self.connection
+        for name, table in list(self.tables.items()):
+            if tables.get(name) is not table:
+                del self.tables[name]
+                con.unregister(name)
+        for name, table in tables.items():
+            if name not in self.tables:
+                con.register(name, table)
+                self.tables[name] = table
 
     def serves(self, settings: tuple[int, int, str], paths: list[str]) -> bool:
         """Whether it is locked to exactly ``paths`` with ``settings``."""
@@ -74,4 +96,5 @@ class Sandbox:
     def close(self) -> None:
         """Close the database and remove what it spilled."""
         self.connection.close()
+        self.tables.clear()
         shutil.rmtree(self.spill_dir, ignore_errors=True)

@@ -33,6 +33,7 @@ from svc.query.alarms import after
 from svc.query.engine import AnyView, QueryEngine, ScanStats, add_file_scan, too_much_memory
 from svc.query.memory import parse_memory_limit
 from svc.query.tenants import MultiView
+from svc.query.unique_entries import view_entries_unique
 from svc.sql.metrics import SqlMetrics
 from svc.sql.protocol import (
     BATCH,
@@ -288,6 +289,7 @@ class SqlService:
             multi=isinstance(view, MultiView),
             stream_table=STREAM_ROWS,
             bounded=not within(view, request.start_ns, request.end_ns),
+            unique_entries=lambda: view_entries_unique(view, request.start_ns, request.end_ns),
         )
         view = self.engine.narrowed_to_needles(view, rewritten.queries)
         stack = ExitStack()

@@ -59,9 +59,12 @@ class SqlRefused(BadRequestError):
         super().__init__(f"SQL refused: {reason}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Statement:
-    """A checked statement: its kind and the tree of the query it runs or describes."""
+    """A checked statement: its kind and the tree of the query it runs or describes.
+
+    Equal only to itself (sqlglot compares trees by hash): a cache keyed by statements
+    (:func:`svc.sql.rewrite.rewrite`'s) never takes one for another."""
 
     kind: str
     """``query``, ``describe``, ``summarize``, ``explain`` or ``explain analyze``."""

@@ -43,6 +43,10 @@ def stream_table(view: AnyView, tenants: tuple[str, ...]) -> pa.Table:
     """Every stream of the view with its own labels, first and last entry time, and the
     tenant it belongs to when the view has several (ids as the engine masks them)."""
     if not isinstance(view, MultiView):
+        # The index's own table when it has just these columns: the same object from
+        # query to query while no stream is added, which a worker keeps (svc.sql.workers).
+        if view.streams.column_names == _STREAM_COLUMNS:
+            return view.streams
         return view.streams.select(_STREAM_COLUMNS)
     by_mask = {tenant_mask(tenant): tenant for tenant in tenants}
     parts = []
@@ -76,11 +80,19 @@ def view_definitions(
     labels: bool,
     multi: bool,
     bounded: bool = True,
+    read: frozenset[str] = frozenset({LOGS_VIEW, STREAMS_VIEW}),
+    keys: frozenset[str] | None = None,
 ) -> list[str]:
     """The common table expressions of the views, reading the stream table registered as
     ``table_name``; ``labels`` False leaves ``logs`` without ``labels`` and ``tenant``;
     ``bounded`` False leaves out the range filter of ``logs``, for sources known to lie
-    inside the range (a ``count(*)`` then reads only Parquet footers)."""
+    inside the range (a ``count(*)`` then reads only Parquet footers). Only the views
+    ``read`` names (``LOGS_VIEW``, ``STREAMS_VIEW``, ``LABELS_TABLE``) are defined, with
+    what they read: DuckDB parses each definition, read or not. ``keys``: the only label
+    keys the query reads, each as ``labels['key']`` (``svc.sql.rewrite.label_keys``); the
+    views' ``labels`` are then a STRUCT of just those, which the join to every entry
+    carries much more cheaply than the whole map (names as :func:`label_keys` admits them,
+    which are safe in a literal)."""
     tenant = ", s.tenant" if multi else ""
     if labels:
         columns = f"l.stream_id, s.labels, l.line, l.metadata{tenant}"
@@ -95,8 +107,17 @@ def view_definitions(
         f"make_timestamp_ns(last_ts) AS last_ts{', tenant' if multi else ''} "
         f"FROM {LABELS_TABLE} WHERE first_ts < {int(end_ns)} AND last_ts >= {int(start_ns)}"
     )
-    return [
-        f"{LABELS_TABLE} AS NOT MATERIALIZED (SELECT * FROM {table_name})",
-        f"{LOGS_VIEW} AS NOT MATERIALIZED ({logs})",
-        f"{STREAMS_VIEW} AS NOT MATERIALIZED ({streams})",
-    ]
+    stream_rows = f"SELECT * FROM {table_name}"
+    # DuckDB tells STRUCT fields apart regardless of case, a MAP's keys by case.
+    if keys and len({key.lower() for key in keys}) == len(keys):
+        fields = ", ".join(f"'{key}': labels['{key}']" for key in sorted(keys))
+        stream_rows = f"SELECT * REPLACE ({{{fields}}} AS labels) FROM {table_name}"
+    definitions = {
+        LABELS_TABLE: f"{LABELS_TABLE} AS NOT MATERIALIZED ({stream_rows})",
+        LOGS_VIEW: f"{LOGS_VIEW} AS NOT MATERIALIZED ({logs})",
+        STREAMS_VIEW: f"{STREAMS_VIEW} AS NOT MATERIALIZED ({streams})",
+    }
+    wanted = set(read)
+    if STREAMS_VIEW in wanted or (LOGS_VIEW in wanted and labels):
+        wanted.add(LABELS_TABLE)
+    return [text for name, text in definitions.items() if name in wanted]

@@ -50,6 +50,7 @@ __all__ = ["main", "serve"]
 
 _QUERY_DECODER = msgspec.json.Decoder(WorkerQuery)
 _GRACE_SECONDS = 5.0
+_CONTEXT = "sql"
 
 
 def serve(source: IO[bytes], out: IO[bytes]) -> None:
@@ -58,6 +59,7 @@ def serve(source: IO[bytes], out: IO[bytes]) -> None:
     else on a fresh one opened ahead (about 20 ms) while the worker waited."""
     ready: Sandbox | None = None
     kept: Sandbox | None = None
+    held: dict[str, pa.Table] = {}
     while True:
         frame = read_frame(source)
         if frame is None:
@@ -66,12 +68,10 @@ def serve(source: IO[bytes], out: IO[bytes]) -> None:
         if kind != QUERY:
             raise SystemExit(f"svc sql worker: unexpected frame {kind!r}")
         query = _QUERY_DECODER.decode(payload)
-        tables = {}
-        for name in query.tables:
-            table_frame = read_frame(source)
-            if table_frame is None or table_frame[0] != TABLE:
-                return
-            tables[name] = read_ipc(table_frame[1])
+        tables = _tables(source, query, held)
+        if tables is None:
+            return
+        held = {name: tables[name] for name in query.keep}
         if kept is not None and kept.serves(_settings(query), query.paths):
             sandbox, kept = kept, None
         else:
@@ -84,9 +84,32 @@ def serve(source: IO[bytes], out: IO[bytes]) -> None:
                 ready = _sandbox(query)
             sandbox, ready = ready, None
         kept = run(query, sandbox, tables, out)
-        tables.clear()
+        del tables
+        if kept is not None:  # the tables not kept are freed now, not at the next statement
+            kept.use_tables(held)
         if ready is None:
             ready = _sandbox(query)
+
+
+def _tables(
+    source: IO[bytes], query: WorkerQuery, held: dict[str, pa.Table]
+) -> dict[str, pa.Table] | None:
+    """The tables of ``query`` by name: those it says the worker holds from ``held``, the
+    others read from ``source`` (None when it ends). ``held`` is emptied first, so that
+    what the statement does not read is freed before the new tables arrive."""
+    pairs = list(zip(query.tables, query.sources(), strict=True))
+    try:
+        kept = {name: held[name] for name, frame in pairs if frame < 0}
+    except KeyError as exc:
+        raise SystemExit(f"svc sql worker: no table {exc} kept") from exc
+    held.clear()
+    frames = []
+    for _ in range(max((frame for _, frame in pairs), default=-1) + 1):
+        table_frame = read_frame(source)
+        if table_frame is None or table_frame[0] != TABLE:
+            return None
+        frames.append(read_ipc(table_frame[1]))
+    return {name: kept[name] if frame < 0 else frames[frame] for name, frame in pairs}
 
 
 def _settings(query: WorkerQuery) -> tuple[int, int, str]:
@@ -110,20 +133,21 @@ def run(
     reusable = False
     try:
         with registered(
-            query.timeout_seconds, line_chars=query.line_chars, query_chars=query.query_chars
+            query.timeout_seconds,
+            line_chars=query.line_chars,
+            query_chars=query.query_chars,
+            name=_CONTEXT,
         ) as context:
             try:
                 con = sandbox.connection
-                for name, table in tables.items():
-                    con.register(name, table)
+                sandbox.use_tables(tables)
                 if sandbox.paths is None:
                     sandbox.lock(query.paths)
-                con.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
+                    # The same id for every statement of this process (one at a time).
+                    con.execute(f"SET VARIABLE {QUERY_VARIABLE} = ?", [context.id])
                 before = sandbox.catalog_version()
                 _answer(con, query, out)
                 reusable = before is not None and sandbox.catalog_version() == before
-                for name in tables:
-                    con.unregister(name)
             except (duckdb.Error, pa.ArrowException, OSError, MemoryError) as exc:
                 reusable = False
                 if context.reason is not None:

@@ -5,6 +5,11 @@ A worker answers one statement at a time. One whose last answer was read to its 
 back to the pool (the most recently used is taken first: it is surely warm); one killed
 (deadline, client gone, a result left unread) or dead (past its memory cap) is ended. A
 spare worker is started ahead whenever none is idle, as starting one takes about a second.
+
+A worker keeps the tables of its last statement: a table sent before under the same name
+(the same object, such as the stream index's table while no stream is added) is not sent
+again, and one object read under two names is sent once. Only tables of at most
+``_KEPT_BYTES`` are kept, so that neither side holds a large head snapshot while idle.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from svc.sql.protocol import (
 __all__ = ["Worker", "WorkerGone", "WorkerPool"]
 
 _QUERY_ENCODER = msgspec.json.Encoder()
+_KEPT_BYTES = 16 << 20
 
 
 class WorkerGone(Exception):
@@ -57,17 +63,34 @@ class Worker:
         self.idle = True
         """Whether its last answer was read to the end (it then waits for a statement);
         the reader may still decide it is not to be reused."""
+        self._held: dict[str, pa.Table] = {}
+        """The tables the worker kept from its last statement, by name."""
 
     def send(self, query: WorkerQuery, tables: dict[str, pa.Table]) -> int:
-        """Send a statement and its tables; return the ticket that :meth:`kill` takes."""
+        """Send a statement and the tables it reads that the worker does not hold; return
+        the ticket that :meth:`kill` takes."""
         with self._lock:
             self._ticket += 1
             ticket = self._ticket
         self.idle = False
+        sent: list[pa.Table] = []
+        frames = []
+        for name, table in tables.items():
+            if self._held.get(name) is table:
+                frames.append(-1)
+                continue
+            frame = next((i for i, t in enumerate(sent) if t is table), len(sent))
+            if frame == len(sent):
+                sent.append(table)
+            frames.append(frame)
+        self._held = {n: t for n, t in tables.items() if t.nbytes <= _KEPT_BYTES}
+        query = msgspec.structs.replace(
+            query, tables=list(tables), frames=frames, keep=list(self._held)
+        )
         stdin = cast("IO[bytes]", self.process.stdin)
         try:
             write_frame(stdin, QUERY, _QUERY_ENCODER.encode(query))
-            for table in tables.values():
+            for table in sent:
                 write_frame(stdin, TABLE, ipc_bytes(table))
             stdin.flush()
         except OSError as exc:  # a broken pipe: the worker is gone

@@ -29,6 +29,7 @@ from schemas.log_rows import LABEL_MAP, LOG_ROW_SCHEMA
 from svc.storage import faults
 from svc.storage.catalog import FileEntry, FileStreamRow
 from svc.storage.files import fsync_directory, release_free_memory
+from svc.storage.repeats import RepeatWatch, repeated_entries
 from svc.tenancy import tenant_directory_name
 
 if TYPE_CHECKING:
@@ -107,6 +108,9 @@ class FileMetadata(msgspec.Struct, kw_only=True):
     backfills: list[str] = []
     """Compacted files: the manifest keys of the backfilled inputs whose entries they hold
     (a catalog rebuild puts them back in the manifest, so no input is imported twice)."""
+    unique: bool = False
+    """Whether the writer found no two entries with the same stream, timestamp and line
+    (:mod:`svc.storage.repeats`; files written before it looked say False)."""
 
     def flush_ids(self) -> frozenset[str]:
         """The flushes whose entries the file holds."""
@@ -225,7 +229,19 @@ def write_day_file(
     day = day_of(pc.min(rows["ts"]).as_py())
     relative = day_directory(tenant, day) / f"{uuid.uuid4().hex}.parquet"
     summaries = stream_summaries(str(relative), rows)
+    order = None
+    if not presorted:
+        order = pc.sort_indices(rows, sort_keys=[("stream_id", "ascending"), ("ts", "ascending")])
     metadata = _file_metadata(tenant, day, summaries, flush)
+    if presorted:
+        # A row group at a time: the lines of entries sharing stream and time are copied
+        # to be compared, all of them at once would be the buffer again.
+        watch = RepeatWatch()
+        for start in range(0, rows.num_rows, row_group_rows):
+            watch.add(rows.slice(start, row_group_rows))
+        metadata.unique = not watch.repeated
+    else:
+        metadata.unique = not repeated_entries(rows, order)
     final = (lake.staging if stage is None else stage) / relative
     final.parent.mkdir(parents=True, exist_ok=True)
     temporary = final.with_name(final.name + ".tmp")
@@ -233,11 +249,11 @@ def write_day_file(
         _write_sorted(
             temporary,
             rows,
+            order,
             labels_of,
             row_group_rows,
             _encode_metadata(metadata),
             release_memory,
-            presorted,
         )
     except BaseException:
         with contextlib.suppress(OSError):
@@ -297,15 +313,13 @@ def _file_metadata(
 def _write_sorted(
     path: Path,
     rows: pa.Table,
+    order: pa.Array | None,
     labels_of: LabelsOf,
     row_group_rows: int,
     metadata: bytes,
     release_memory: bool,
-    presorted: bool = False,
 ) -> None:
-    order = None
-    if not presorted:
-        order = pc.sort_indices(rows, sort_keys=[("stream_id", "ascending"), ("ts", "ascending")])
+    """Write ``rows`` taken in ``order`` (None: as they are) one row group at a time."""
     stream_ids = pc.unique(rows["stream_id"])
     label_values = pa.array([labels_of(s) for s in stream_ids.to_pylist()], LABEL_MAP)
     with pq.ParquetWriter(path, LOG_ROW_SCHEMA, compression="zstd", write_statistics=True) as w:

@@ -14,6 +14,7 @@ import pytest
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
 from svc.backfill.stage import Stager, StagingRun
 from svc.model import Labels
+from svc.storage.lake import FILE_METADATA_KEY, decode_file_metadata
 
 STREAMS = 20
 BUDGET = 2 << 20
@@ -46,6 +47,8 @@ def chunks(rows: int, order: str, seed: int = 1) -> Iterator[pa.Table]:
         if order == "ordered":
             stream = rng.integers(0, STREAMS, count)
         lines = [LINE % (int(t) % 997, int(s)) for t, s in zip(ts, stream, strict=True)]
+        if order == "ordered":  # no entry twice (the others: the tied pairs are copies)
+            lines = [f"{line} n={start + i}" for i, line in enumerate(lines)]
         yield pa.table(
             [pa.array(ts), pa.array(stream + 1), pa.array(lines), pa.nulls(count, LABEL_MAP)],
             schema=HEAD_SCHEMA,
@@ -83,12 +86,18 @@ def file_rows(stager: Stager) -> list[tuple[int, int, str]]:
         groups = [parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)]
         assert all(rows == 4096 for rows in groups[:-1])
         table = parquet.read(columns=["stream_id", "ts", "line"])
-        out += zip(
-            table["stream_id"].to_pylist(),
-            table["ts"].to_pylist(),
-            table["line"].to_pylist(),
-            strict=True,
+        rows = list(
+            zip(
+                table["stream_id"].to_pylist(),
+                table["ts"].to_pylist(),
+                table["line"].to_pylist(),
+                strict=True,
+            )
         )
+        # Whether an entry is there twice, as the file's metadata records it.
+        metadata = decode_file_metadata(parquet.metadata.metadata[FILE_METADATA_KEY])
+        assert metadata.unique == (len(set(rows)) == len(rows))
+        out += rows
     return out
 
 

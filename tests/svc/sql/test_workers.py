@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from svc.sql import workers
 from svc.sql.protocol import (
     BATCH,
     DONE,
@@ -19,6 +20,7 @@ from svc.sql.protocol import (
     WorkerError,
     WorkerHeader,
     WorkerQuery,
+    ipc_bytes,
     read_batch,
 )
 from svc.sql.workers import Worker, WorkerGone, WorkerPool
@@ -33,7 +35,7 @@ def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worker]:
     started.close()
 
 
-def _query(tmp_path: Path, sql: str, paths: list[str], **extra: int) -> WorkerQuery:
+def _query(tmp_path: Path, sql: str, paths: list[str], max_rows: int = 0) -> WorkerQuery:
     return WorkerQuery(
         sql=sql,
         tables=["mine"],
@@ -45,7 +47,7 @@ def _query(tmp_path: Path, sql: str, paths: list[str], **extra: int) -> WorkerQu
         line_chars=1 << 20,
         query_chars=1 << 30,
         batch_rows=2,
-        **extra,
+        max_rows=max_rows,
     )
 
 
@@ -230,3 +232,41 @@ def test_a_database_a_statement_changed_is_not_used_again(
         assert _answer(reusing) == ([[None]], None)
     finally:
         reusing.close()
+
+
+def test_tables_sent_before_are_kept_and_not_sent_again(
+    tmp_path: Path, files: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[int] = []
+
+    def counted(table: pa.Table) -> bytes:
+        sent.append(table.num_rows)
+        return ipc_bytes(table)
+
+    monkeypatch.setattr(workers, "ipc_bytes", counted)
+    keeping = Worker(_CAP, tmp_path / "spill")
+    small, other = pa.table({"x": [1, 2]}), pa.table({"x": [5]})
+    sql = "SELECT (SELECT sum(x) FROM mine), (SELECT sum(x) FROM twice)"
+    try:
+        keeping.send(_query(tmp_path, sql, [files[0]]), {"mine": small, "twice": small})
+        assert _answer(keeping) == ([[3, 3]], None)
+        assert sent == [2]  # one object under two names: sent once
+        keeping.send(_query(tmp_path, sql, [files[0]]), {"mine": small, "twice": other})
+        assert _answer(keeping) == ([[3, 5]], None)
+        assert sent == [2, 1]  # only the new object
+        # Over other files (a new database) the kept table is registered again.
+        keeping.send(_query(tmp_path, sql, [files[1]]), {"mine": small, "twice": other})
+        assert _answer(keeping) == ([[3, 5]], None)
+        assert sent == [2, 1]
+        # A table the statement does not name is gone, whichever database runs it.
+        keeping.send(_query(tmp_path, "SELECT * FROM twice", [files[1]]), {"mine": small})
+        _, error = _answer(keeping)
+        assert error is not None
+        assert error.kind == "CatalogException"
+        monkeypatch.setattr(workers, "_KEPT_BYTES", 0)  # too large to keep: sent each time
+        for _ in range(2):
+            keeping.send(_query(tmp_path, "SELECT sum(x) FROM mine", [files[1]]), {"mine": other})
+            assert _answer(keeping) == ([[5]], None)
+        assert sent == [2, 1, 1, 1]
+    finally:
+        keeping.close()
