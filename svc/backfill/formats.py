@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from schemas.log_rows import LABEL_MAP
+from svc.backfill.inputs import newline_positions
 from svc.backfill.timestamps import TextTimeFormat, parse_leading, parse_values
 from svc.errors import ServiceError
 from svc.ingest.model import PushLimits
@@ -80,17 +81,17 @@ class Parsed:
 
 
 def split_lines(
-    data: bytes | memoryview, first_line: int
+    data: bytes | memoryview, first_line: int, newlines: np.ndarray | None = None
 ) -> tuple[pa.Array, pa.Array, list[Reject]]:
     """The non-empty lines of a chunk (which ends with a newline) and their numbers;
-    undecodable lines are rejects.
+    undecodable lines are rejects. ``newlines``: where the lines end, when known.
 
     The chunk itself is the data buffer of an Arrow string array whose offsets are found
     with numpy (no copy, no Python object per line); one trim then drops the newlines
     (and a carriage return before them).
     """
-    raw = np.frombuffer(data, np.uint8)
-    newlines = np.flatnonzero(raw == 10)
+    if newlines is None:
+        newlines = newline_positions(data)
     count = len(newlines)
     offsets = np.empty(count + 1, np.int64)
     offsets[0] = 0
@@ -143,9 +144,12 @@ class LineParser:
         self.time_field = options.time_field
         self._duckdb: duckdb.DuckDBPyConnection | None = None
 
-    def parse(self, data: bytes | memoryview, first_line: int) -> Parsed:
-        """The entries of a chunk of whole lines starting at line ``first_line``."""
-        lines, numbers, rejects = split_lines(data, first_line)
+    def parse(
+        self, data: bytes | memoryview, first_line: int, newlines: np.ndarray | None = None
+    ) -> Parsed:
+        """The entries of a chunk of whole lines starting at line ``first_line``
+        (``newlines``: where they end, when known)."""
+        lines, numbers, rejects = split_lines(data, first_line, newlines)
         if self.format in ("loki-push", "otlp-json"):
             parsed = self._parse_documents(lines, numbers)
         elif self.format == "jsonl":

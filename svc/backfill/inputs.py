@@ -15,9 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, cast
 
+import numpy as np
 import pyarrow as pa
 
-__all__ = ["LineChunk", "Source", "expand_sources", "first_line", "read_chunks", "sniff"]
+__all__ = [
+    "LineChunk",
+    "Source",
+    "expand_sources",
+    "first_line",
+    "newline_positions",
+    "read_chunks",
+    "sniff",
+]
 
 CHUNK_BYTES = 8 << 20
 _CODECS = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd"}
@@ -80,6 +89,9 @@ class LineChunk:
     """A view of a buffer of its own (never reused: parsed columns may share it)."""
     raw_offset: int
     """Bytes of the input (as stored) consumed so far, for progress."""
+    newlines: np.ndarray
+    """Where in ``data`` each line ends (found once: they number the lines that follow
+    and split these)."""
 
 
 class _Readable(Protocol):
@@ -146,12 +158,20 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Line
                 rest = bytes(buffer[:size])
                 continue
             rest = bytes(buffer[cut:size])
-            yield LineChunk(line, memoryview(buffer)[:cut], position.tell())
-            line += buffer.count(b"\n", 0, cut)
+            data = memoryview(buffer)[:cut]
+            newlines = newline_positions(data)
+            yield LineChunk(line, data, position.tell(), newlines)
+            line += len(newlines)
         if rest:
-            yield LineChunk(line, memoryview(rest + b"\n"), position.tell())
+            data = memoryview(rest + b"\n")
+            yield LineChunk(line, data, position.tell(), newline_positions(data))
     finally:
         stream.close()
+
+
+def newline_positions(data: bytes | memoryview) -> np.ndarray:
+    """The offsets of the newlines in ``data``."""
+    return np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
 
 
 def _read_full(stream: _Readable, into: memoryview) -> int:

@@ -69,7 +69,9 @@ class BackfillSettings:
     row_group_rows: int = 131072
     budget_bytes: int = 48 * _MIB
     """Buffered Arrow bytes before staged files are written: bounds memory (writing
-    takes about twice as much again) and makes files of about a flush's size."""
+    takes at most half as much again, once as much for an input mostly out of time
+    order: see :class:`~svc.backfill.stage.Stager`) and makes files of about a flush's
+    size."""
     strict: bool = False
     dry_run: bool = False
     reported_rejects: int = 100
@@ -244,7 +246,7 @@ class _Reader:
                     first = next((x for x in bytes(chunk.data).split(b"\n") if x.strip()), b"")
                     self.format = sniff(source, first)
                 parser = LineParser(self.format, self.settings.options, self.settings.limits)
-            yield parser.parse(chunk.data, chunk.first_line), chunk.raw_offset
+            yield parser.parse(chunk.data, chunk.first_line, chunk.newlines), chunk.raw_offset
 
 
 def validate(

@@ -1,8 +1,9 @@
 """Writing a backfilled input: staged Parquet files, then one catalog transaction.
 
-Rows are buffered per UTC day up to a memory budget; a full buffer is written as one
-staged file per day with the flush's own writer (:func:`~svc.storage.lake.write_day_file`:
-sorted by stream then time, the same row groups, zstd, ``svc.file`` metadata), under
+Rows are buffered per UTC day up to a memory budget (:class:`Stager`); a full buffer is
+written as one staged file per day with the flush's own writer
+(:func:`~svc.storage.lake.write_day_file`: sorted by stream then time, the same row
+groups, zstd, ``svc.file`` metadata), under
 ``<data>/backfill-staging/<run>/``, outside the lake. When the input is read, its files
 are moved into the lake and listed, its streams registered and its manifest row written,
 in one catalog transaction (:meth:`~svc.storage.catalog.Catalog.commit_backfill`), under
@@ -30,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from svc.backfill.runs import Part, arrange, in_order
 from svc.model import Labels, label_key
 from svc.storage.catalog import BackfillInput, Catalog, FileEntry, FileStreamRow, StreamRow
 from svc.storage.files import DataDirectoryInUseError, DataDirectoryLock, lake_publish_lock
@@ -77,7 +79,15 @@ class StagingRun:
 
 @dataclass
 class Stager:
-    """Buffers one input's validated rows per day and writes them as staged files."""
+    """Buffers one input's validated rows per day and writes them as staged files.
+
+    Memory: the rows buffered stay under ``budget_bytes`` plus one added chunk; each
+    chunk is sorted as it is added and a day's file made of slices of the buffer, with
+    copies of the rows out of order only (:mod:`svc.backfill.runs`): at most half the
+    buffer more, or, for an input mostly out of time order, the buffer once more (the
+    day's rows combined into one table, briefly, and sorted as a flush sorts them).
+    The flush's writer copies one row group's labels at a time.
+    """
 
     run: StagingRun
     tenant: str
@@ -86,38 +96,39 @@ class Stager:
     hashed as it is read: its files carry a key of the run instead)."""
     row_group_rows: int
     budget_bytes: int
-    _days: dict[int, list[pa.Table]] = field(default_factory=dict)
+    _days: dict[int, list[Part]] = field(default_factory=dict)
     _buffered: int = 0
     _streams: dict[int, _Stream] = field(default_factory=dict)
     entries: list[FileEntry] = field(default_factory=list)
     summaries: list[FileStreamRow] = field(default_factory=list)
     flush_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    peak_bytes: int = 0
+    """The most bytes of Arrow buffers this stager held at once (buffered rows, and the
+    copies made to put them in order)."""
+    copies: int = 0
+    """Files written from a combined copy of their rows (mostly out of order)."""
 
     def add(self, rows: pa.Table, streams: dict[int, Labels]) -> None:
         """Buffer rows (``HEAD_SCHEMA``) of the given streams; write when the buffer is
         full."""
         if rows.num_rows == 0:
             return
-        self._observe(rows, streams)
         days = pc.divide(rows["ts"], pa.scalar(DAY_NS, pa.int64()))
         numbers = pc.unique(days).to_pylist()
         for day in numbers:
             part = rows
             if len(numbers) > 1:  # a chunk holds one day almost always: no copy then
                 part = rows.filter(pc.equal(days, pa.scalar(day, pa.int64())))
-            self._days.setdefault(day, []).append(part)
-            self._buffered += part.nbytes
+            arranged = arrange(part)
+            self._observe(arranged, streams)
+            self._days.setdefault(day, []).append(arranged)
+            self._buffered += arranged.rows.get_total_buffer_size()
+        self.peak_bytes = max(self.peak_bytes, self._buffered)
         if self._buffered >= self.budget_bytes:
             self.write()
 
-    def _observe(self, rows: pa.Table, streams: dict[int, Labels]) -> None:
-        grouped = rows.group_by("stream_id").aggregate([("ts", "min"), ("ts", "max")])
-        for stream_id, first, last in zip(
-            grouped["stream_id"].to_pylist(),
-            grouped["ts_min"].to_pylist(),
-            grouped["ts_max"].to_pylist(),
-            strict=True,
-        ):
+    def _observe(self, part: Part, streams: dict[int, Labels]) -> None:
+        for stream_id, _, _, first, last in part.runs:
             known = self._streams.get(stream_id)
             if known is None:
                 labels = streams[stream_id]
@@ -130,9 +141,9 @@ class Stager:
         """Write every buffered day as a staged file and empty the buffer."""
         flush = FlushInfo(self.flush_id, 0, 0, 0, backfill=self.key)
         for day in sorted(self._days):
-            # One copy of the day's rows while it is written: combined here, the parts
-            # freed at once (write_day_file would combine them again while they live).
-            rows = pa.concat_tables(self._days.pop(day)).combine_chunks()
+            rows, presorted, copied = in_order(self._days.pop(day))
+            self.copies += not presorted
+            self.peak_bytes = max(self.peak_bytes, self._buffered + copied)
             entry, summaries = write_day_file(
                 LocalLake(self.run.directory),
                 self.tenant,
@@ -142,6 +153,7 @@ class Stager:
                 flush,
                 stage=self.run.directory,
                 release_memory=False,
+                presorted=presorted,
             )
             self.entries.append(entry)
             self.summaries += summaries

@@ -29,7 +29,7 @@ from schemas.log_rows import LABEL_MAP, LOG_ROW_SCHEMA
 from svc.storage import faults
 from svc.storage.catalog import FileEntry, FileStreamRow
 from svc.storage.files import fsync_directory, release_free_memory
-from svc.storage.repeats import repeated_entries
+from svc.storage.repeats import RepeatWatch, repeated_entries
 from svc.tenancy import tenant_directory_name
 
 if TYPE_CHECKING:
@@ -208,6 +208,7 @@ def write_day_file(
     flush: FlushInfo,
     stage: Path | None = None,
     release_memory: bool = True,
+    presorted: bool = False,
 ) -> tuple[FileEntry, list[FileStreamRow]]:
     """Write one day of a tenant's rows, sorted by stream then time, as a new lake file.
 
@@ -219,16 +220,28 @@ def write_day_file(
     ``release_memory`` hands freed memory back to the OS after each row group (the
     server, which goes on ingesting); a backfill keeps it for its next file.
     One row group is sorted at a time: the flush never holds a sorted copy of the whole
-    head, only of the row group being written.
+    head, only of the row group being written. ``presorted`` rows (a backfill's) are
+    already in that order: their row groups are slices of them, chunks and all (no copy).
     """
-    # take() on a many-chunked table concatenates it on every call: combine it once.
-    rows = rows.combine_chunks()
+    if not presorted:
+        # take() on a many-chunked table concatenates it on every call: combine it once.
+        rows = rows.combine_chunks()
     day = day_of(pc.min(rows["ts"]).as_py())
     relative = day_directory(tenant, day) / f"{uuid.uuid4().hex}.parquet"
     summaries = stream_summaries(str(relative), rows)
-    order = pc.sort_indices(rows, sort_keys=[("stream_id", "ascending"), ("ts", "ascending")])
+    order = None
+    if not presorted:
+        order = pc.sort_indices(rows, sort_keys=[("stream_id", "ascending"), ("ts", "ascending")])
     metadata = _file_metadata(tenant, day, summaries, flush)
-    metadata.unique = not repeated_entries(rows, order)
+    if presorted:
+        # A row group at a time: the lines of entries sharing stream and time are copied
+        # to be compared, all of them at once would be the buffer again.
+        watch = RepeatWatch()
+        for start in range(0, rows.num_rows, row_group_rows):
+            watch.add(rows.slice(start, row_group_rows))
+        metadata.unique = not watch.repeated
+    else:
+        metadata.unique = not repeated_entries(rows, order)
     final = (lake.staging if stage is None else stage) / relative
     final.parent.mkdir(parents=True, exist_ok=True)
     temporary = final.with_name(final.name + ".tmp")
@@ -300,17 +313,21 @@ def _file_metadata(
 def _write_sorted(
     path: Path,
     rows: pa.Table,
-    order: pa.Array,
+    order: pa.Array | None,
     labels_of: LabelsOf,
     row_group_rows: int,
     metadata: bytes,
     release_memory: bool,
 ) -> None:
+    """Write ``rows`` taken in ``order`` (None: as they are) one row group at a time."""
     stream_ids = pc.unique(rows["stream_id"])
     label_values = pa.array([labels_of(s) for s in stream_ids.to_pylist()], LABEL_MAP)
     with pq.ParquetWriter(path, LOG_ROW_SCHEMA, compression="zstd", write_statistics=True) as w:
-        for start in range(0, len(order), row_group_rows):
-            chunk = rows.take(order.slice(start, row_group_rows))
+        for start in range(0, rows.num_rows, row_group_rows):
+            if order is None:
+                chunk = rows.slice(start, row_group_rows)
+            else:
+                chunk = rows.take(order.slice(start, row_group_rows))
             labels = label_values.take(pc.index_in(chunk["stream_id"], value_set=stream_ids))
             w.write_table(
                 pa.table(
