@@ -321,12 +321,10 @@ class QueryEngine:
             try:
                 return self._execute(select, view, stats, tables)
             except duckdb.Error as exc:
-                dropped = self._unreadable(view, exc)
-                if not dropped:
+                readable = self.set_aside_unreadable(view, exc, stats)
+                if readable is None:
                     raise
-                view = _without_files(view, dropped)
-                if _UNREADABLE_WARNING not in stats.warnings:
-                    stats.warnings.append(_UNREADABLE_WARNING)
+                view = readable
         return self._execute(select, view, stats, tables)
 
     def execute_all(
