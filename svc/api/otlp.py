@@ -11,6 +11,7 @@ protobuf to them too, which JSON-only clients cannot read).
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import Any
@@ -24,6 +25,7 @@ from svc.config import LimitsConfig
 from svc.errors import ServiceError
 from svc.ingest.body import DecompressedTooLargeError, media_type
 from svc.ingest.otlp import DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES, decode_otlp, encode_otlp_response
+from svc.off_loop import off_loop
 
 __all__ = ["otlp_logs", "promoted_resource_attributes", "rpc_status"]
 
@@ -92,15 +94,17 @@ async def otlp_logs(request: Request[Any, Any, Any]) -> Response[bytes]:
         tenant_limits = rt.limits_for(tenant)
         body = await read_body(request, distributor.body_limits)
         content_type = request.headers.get("content-type")
+        decode = functools.partial(
+            decode_otlp,
+            body,
+            content_type=content_type,
+            content_encoding=request.headers.get("content-encoding"),
+            limits=distributor.push_limits(tenant_limits),
+            now_ns=time.time_ns(),
+            promoted_resource_attributes=promoted_resource_attributes(tenant_limits),
+        )
         try:
-            decoded = decode_otlp(
-                body,
-                content_type=content_type,
-                content_encoding=request.headers.get("content-encoding"),
-                limits=distributor.push_limits(tenant_limits),
-                now_ns=time.time_ns(),
-                promoted_resource_attributes=promoted_resource_attributes(tenant_limits),
-            )
+            decoded = await off_loop(len(body) // 1024, decode)
         except DecompressedTooLargeError:
             distributor.body_too_large(tenant, "otlp", len(body))
             raise

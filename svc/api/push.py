@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from litestar import Request, Response, post
@@ -12,6 +13,7 @@ from svc.errors import ServiceError
 from svc.ingest.body import DecompressedTooLargeError, check_body_size
 from svc.ingest.model import PushLimits
 from svc.ingest.push import decode_push
+from svc.off_loop import off_loop
 
 __all__ = ["LEGACY_PUSH_PATH", "push", "read_body"]
 
@@ -51,16 +53,18 @@ async def push(request: Request[Any, Any, Any]) -> Response[bytes]:
     async with rt.store.admission():  # bounded buffering, backpressure
         distributor = rt.distributor
         body = await read_body(request, distributor.body_limits)
+        decode = functools.partial(
+            decode_push,
+            body,
+            content_type=request.headers.get("content-type"),
+            content_encoding=request.headers.get("content-encoding"),
+            # the tenant's: service_name discovery happens while decoding
+            limits=distributor.push_limits(rt.limits_for(tenant)),
+            # As the reference, only the deprecated path takes the legacy JSON format.
+            legacy=request.url.path == LEGACY_PUSH_PATH,
+        )
         try:
-            decoded = decode_push(
-                body,
-                content_type=request.headers.get("content-type"),
-                content_encoding=request.headers.get("content-encoding"),
-                # the tenant's: service_name discovery happens while decoding
-                limits=distributor.push_limits(rt.limits_for(tenant)),
-                # As the reference, only the deprecated path takes the legacy JSON format.
-                legacy=request.url.path == LEGACY_PUSH_PATH,
-            )
+            decoded = await off_loop(len(body) // 1024, decode)
         except DecompressedTooLargeError:
             distributor.body_too_large(tenant, "loki", len(body))
             raise

@@ -259,7 +259,9 @@ class QueryFrontend:
         max_series = limits.max_query_series
         tenants = request.tenants
         if len(runs) == 1:
-            return await request.run(_metric, tenants, expr, grid, max_series, instant)
+            result, stats = await request.run(_metric, tenants, expr, grid, max_series, instant)
+            stats.queue_seconds = request.scope.queue_seconds
+            return result, stats
         in_flight = query_limits.parallelism(limits, self.periods, grid.start_ns, grid.end_ns)
         calls = [
             (lambda run=run: request.submit(_metric, tenants, expr, run, max_series, False))
@@ -271,6 +273,7 @@ class QueryFrontend:
             raise BadRequestError(MAX_SERIES_MESSAGE.format(n=max_series))
         stats = merge_stats([stats for _, stats in parts])
         stats.returned = sum(len(s.points) for s in result.series)
+        stats.queue_seconds = request.scope.queue_seconds
         return result, stats
 
     # log queries ---------------------------------------------------------------------
@@ -288,7 +291,9 @@ class QueryFrontend:
         )
         await self._check_size(request, query.query, windows, view)
         if len(windows) == 1:
-            return await request.run(_log, request.tenants, query)
+            found_streams, scanned = await request.run(_log, request.tenants, query)
+            scanned.queue_seconds = request.scope.queue_seconds
+            return found_streams, scanned
         backward = query.direction is Direction.BACKWARD
         if backward:
             windows.reverse()
@@ -307,6 +312,7 @@ class QueryFrontend:
         streams, returned = merge_streams(parts, query.limit, backward=backward)
         total = merge_stats(stats)
         total.returned = returned
+        total.queue_seconds = request.scope.queue_seconds
         return streams, total
 
     # metadata ------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from svc.query.skipping import narrowed_to_needles
 from svc.query.streamed import streamed
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
+from svc.scheduler.priority import lowering_threads_started
 from svc.storage.catalog import FileEntry
 from svc.storage.store import Store, StoreView
 
@@ -161,7 +162,8 @@ class QueryEngine:
             shutil.rmtree(spill_dir, ignore_errors=True)
             spill_dir.mkdir(parents=True, exist_ok=True)
             config["temp_directory"] = str(spill_dir)
-        self._db = duckdb.connect(config=config)
+        # DuckDB's worker threads run at the low priority: svc/scheduler/priority.py.
+        self._db = lowering_threads_started(lambda: duckdb.connect(config=config))
         # Queries get their own threads: heavy ones then queue here, never in front of the
         # default executor that /metrics, /flush and the WAL's helpers use.
         self._pool = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="query")

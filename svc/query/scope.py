@@ -47,9 +47,17 @@ class RequestScope:
         self.reason: ServiceError | None = None
         self.pinned: dict[tuple[str, ...], tuple[int, int, Any]] = {}
         """Views read once per tenant set: ``tenants -> (start_ns, end_ns, view)``."""
+        self.queue_seconds = 0.0
+        """Time the request's sub-queries waited for a query worker, summed (the
+        statistics' ``queueTime``)."""
         self._running: dict[int, tuple[duckdb.DuckDBPyConnection, QueryContext]] = {}
         self._listeners: list[Callable[[ServiceError], None]] = []
         self._lock = threading.Lock()
+
+    def waited(self, seconds: float) -> None:
+        """A sub-query waited ``seconds`` in the queue."""
+        with self._lock:
+            self.queue_seconds += seconds
 
     def remaining(self) -> float:
         """Seconds left before the deadline (may be negative)."""

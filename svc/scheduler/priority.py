@@ -22,9 +22,11 @@ import os
 import threading
 import time
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["LOW_PRIORITY_NICE", "LowPriorityThreads", "TenantUsage"]
+__all__ = ["LOW_PRIORITY_NICE", "LowPriorityThreads", "TenantUsage", "lowering_threads_started"]
+
+_T = TypeVar("_T")
 
 LOW_PRIORITY_NICE = 10
 """How much lower than the process the low-priority threads run (a tenth of a normal
@@ -101,10 +103,39 @@ class LowPriorityThreads:
         self._pool.shutdown(wait=True)
 
 
+def lowering_threads_started(fn: Callable[[], _T]) -> _T:
+    """``fn()``, then every thread of the process that appeared while it ran goes to the
+    low priority.
+
+    For DuckDB's own worker threads, started when a database opens: they take tasks of
+    any running statement, so a statement of a lowered tenant (its calling thread on a
+    low-priority thread) would still get them at normal priority. Lowered, they leave the
+    cores to the calling threads at normal priority under contention, and run at full
+    speed when nothing else wants the cores. (A calling thread only runs tasks of its own
+    statement, so a light query keeps its own thread's priority.)
+    """
+    before = _thread_ids()
+    result = fn()
+    for thread in _thread_ids() - before:
+        _lower_thread(thread)
+    return result
+
+
+def _thread_ids() -> set[int]:
+    try:
+        return {int(name) for name in os.listdir("/proc/self/task")}
+    except OSError:  # no procfs: threads keep the process's priority
+        return set()
+
+
 def _lower_this_thread() -> None:
+    _lower_thread(threading.get_native_id())
+
+
+def _lower_thread(thread: int) -> None:
     # Relative to the process's own nice value; where threads have no priority of their
-    # own (not Linux) the tasks still run, at the process's priority.
+    # own (not Linux) the tasks still run, at the process's priority. A thread that ended
+    # meanwhile is left alone.
     with contextlib.suppress(OSError, AttributeError):
-        thread = threading.get_native_id()
         nice = os.getpriority(os.PRIO_PROCESS, thread)
         os.setpriority(os.PRIO_PROCESS, thread, min(nice + LOW_PRIORITY_NICE, 19))

@@ -14,8 +14,9 @@ import contextlib
 import contextvars
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -38,6 +39,7 @@ class _Task:
     fn: Callable[[], Any]
     future: asyncio.Future[Any]
     loop: asyncio.AbstractEventLoop
+    queued_at: float = field(default_factory=time.monotonic)
 
 
 def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
@@ -132,6 +134,7 @@ class Scheduler:
     def _run(self, tenant: str, task: _Task) -> None:
         if task.future.done() or task.scope.reason is not None:
             return
+        task.scope.waited(time.monotonic() - task.queued_at)
         with self._lock:
             self.running += 1
         low = self._low if self.usage.heavy(tenant, self.queue.active()) else None

@@ -38,6 +38,7 @@ from logql_to_sql import LogQuery
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
 from svc.errors import ServiceError, ServiceUnavailableError
 from svc.model import Labels, PushStream
+from svc.off_loop import off_loop
 from svc.storage import faults
 from svc.storage.catalog import (
     CATALOG_FILENAME,
@@ -423,8 +424,8 @@ class Store:
             return
         self.disk_guard.check()
         await self.wait_for_room()
-        prepared = _prepare(streams)
-        payload = _encode_record(WalRecord(tenant, streams))
+        entries = sum(len(stream.timestamps) for stream in streams)
+        prepared, payload = await off_loop(entries, lambda: _prepared_record(tenant, streams))
         await self.wal.append(payload, lambda: self._apply(tenant, prepared))
         if self.on_push is not None:
             self.on_push(tenant, prepared.batch.num_rows, prepared.line_bytes)
@@ -873,6 +874,11 @@ def _count_files(directory: Path) -> int:
     if not directory.is_dir():
         return 0
     return sum(1 for path in directory.rglob("*") if path.is_file())
+
+
+def _prepared_record(tenant: str, streams: list[PushStream]) -> tuple[_Prepared, bytes]:
+    """The rows of a push and its WAL record."""
+    return _prepare(streams), _encode_record(WalRecord(tenant, streams))
 
 
 def _prepare(streams: list[PushStream]) -> _Prepared:

@@ -6,12 +6,20 @@ import asyncio
 import contextvars
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
+from svc.query.engine import QueryEngine
 from svc.query.scope import RequestScope
-from svc.scheduler.priority import LOW_PRIORITY_NICE, LowPriorityThreads, TenantUsage
+from svc.scheduler.priority import (
+    LOW_PRIORITY_NICE,
+    LowPriorityThreads,
+    TenantUsage,
+    lowering_threads_started,
+)
 from svc.scheduler.workers import Scheduler
+from svc.storage.store import Store, StoreSettings
 
 
 class _Clock:
@@ -103,3 +111,55 @@ def test_the_scheduler_lowers_the_heavy_tenant_and_not_the_light_one() -> None:
     finally:
         scheduler.stop()
     assert niceness == [normal, normal, min(normal + LOW_PRIORITY_NICE, 19)]
+
+
+def test_threads_a_call_starts_are_lowered_and_the_others_kept() -> None:
+    caller = _nice()
+    started = threading.Event()
+    stop = threading.Event()
+    natives: list[int] = []
+
+    def idle() -> None:
+        natives.append(threading.get_native_id())
+        started.set()
+        stop.wait()
+
+    before = threading.Thread(target=idle)
+    before.start()
+    started.wait()
+    started.clear()
+    during = threading.Thread(target=idle)
+
+    def start_one() -> int:
+        during.start()
+        started.wait()
+        return 7
+
+    try:
+        assert lowering_threads_started(start_one) == 7
+        niceness = [os.getpriority(os.PRIO_PROCESS, native) for native in natives]
+    finally:
+        stop.set()
+        before.join()
+        during.join()
+    assert niceness == [caller, min(caller + LOW_PRIORITY_NICE, 19)]
+    assert _nice() == caller
+
+
+def test_the_query_engines_duckdb_threads_run_lowered(tmp_path: Path) -> None:
+    """DuckDB's own worker threads take tasks of every statement: lowered, a heavy
+    tenant's statement cannot use them ahead of a light tenant's calling thread."""
+    caller = _nice()
+    before = set(os.listdir("/proc/self/task"))
+    store = Store(StoreSettings(tmp_path, 1 << 30, 1e9, 1e9, 64 << 20, 4096))
+    store.open()
+    engine = QueryEngine(store, timeout_seconds=10, threads=3)
+    try:
+        new = {int(t) for t in set(os.listdir("/proc/self/task")) - before}
+        lowered = [t for t in new if os.getpriority(os.PRIO_PROCESS, t) > caller]
+        # threads=3: the calling thread and two of DuckDB's own
+        assert len(lowered) >= 2
+        assert _nice() == caller
+    finally:
+        engine.close()
+        store.close(flush=False)
