@@ -29,7 +29,7 @@ from svc.limits.discarded import DiscardedData
 from svc.limits.ingester import IngesterLimits
 from svc.limits.overrides import Overrides
 from svc.limits.ratelimit import TokenBucket
-from svc.off_loop import off_loop
+from svc.off_loop import OFF_LOOP_ENTRIES, off_loop
 from svc.storage.store import Store
 
 __all__ = ["Distributor", "Format", "push_limits"]
@@ -133,7 +133,9 @@ class Distributor:
             self._log(tenant, error)
             raise error
         checks = self.push_limits(limits)
-        streams = await off_loop(validated.lines, lambda: validated.accepted(checks))
+        streams = await off_loop(
+            validated.lines >= OFF_LOOP_ENTRIES, lambda: validated.accepted(checks)
+        )
         admitted = self.ingester.admit(tenant, limits, streams, validated.stream_bytes)
         self.discarded.discard(tenant, limits, fmt, admitted.discards)
         await self.store.push(tenant, admitted.streams)

@@ -15,17 +15,18 @@ import asyncio
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["OFF_LOOP_ENTRIES", "off_loop"]
+__all__ = ["OFF_LOOP_BODY_BYTES", "OFF_LOOP_ENTRIES", "off_loop"]
 
 _T = TypeVar("_T")
 
 OFF_LOOP_ENTRIES = 500
-"""From this many entries (or this many KiB of body), a step runs on a thread."""
+"""From this many entries, a step runs on a thread."""
+OFF_LOOP_BODY_BYTES = 64 * 1024
+"""From this size, a body is decoded on a thread (about 500 entries of 100 bytes)."""
 
 
-async def off_loop(entries: int, fn: Callable[[], _T]) -> _T:
-    """``fn()``, on a thread of the default executor for ``entries`` from
-    ``OFF_LOOP_ENTRIES`` on, else right here."""
-    if entries < OFF_LOOP_ENTRIES:
+async def off_loop(large: bool, fn: Callable[[], _T]) -> _T:
+    """``fn()``: on a thread of the default executor when ``large``, else right here."""
+    if not large:
         return fn()
     return await asyncio.to_thread(fn)

@@ -38,7 +38,7 @@ from logql_to_sql import LogQuery
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
 from svc.errors import ServiceError, ServiceUnavailableError
 from svc.model import Labels, PushStream
-from svc.off_loop import off_loop
+from svc.off_loop import OFF_LOOP_ENTRIES, off_loop
 from svc.storage import faults
 from svc.storage.catalog import (
     CATALOG_FILENAME,
@@ -425,7 +425,9 @@ class Store:
         self.disk_guard.check()
         await self.wait_for_room()
         entries = sum(len(stream.timestamps) for stream in streams)
-        prepared, payload = await off_loop(entries, lambda: _prepared_record(tenant, streams))
+        prepared, payload = await off_loop(
+            entries >= OFF_LOOP_ENTRIES, lambda: _prepared_record(tenant, streams)
+        )
         await self.wal.append(payload, lambda: self._apply(tenant, prepared))
         if self.on_push is not None:
             self.on_push(tenant, prepared.batch.num_rows, prepared.line_bytes)

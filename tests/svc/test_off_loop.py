@@ -7,16 +7,16 @@ import sys
 import threading
 import time
 
-from svc.off_loop import OFF_LOOP_ENTRIES, off_loop
+from svc.off_loop import off_loop
 
 
 def test_large_steps_run_on_a_thread_and_small_ones_on_the_loop() -> None:
-    async def where(entries: int) -> bool:
+    async def where(large: bool) -> bool:
         loop_thread = threading.get_ident()
-        return await off_loop(entries, lambda: threading.get_ident() == loop_thread)
+        return await off_loop(large, lambda: threading.get_ident() == loop_thread)
 
-    assert asyncio.run(where(OFF_LOOP_ENTRIES - 1)) is True
-    assert asyncio.run(where(OFF_LOOP_ENTRIES)) is False
+    assert asyncio.run(where(False)) is True
+    assert asyncio.run(where(True)) is False
 
 
 def test_errors_of_a_step_on_a_thread_reach_the_caller() -> None:
@@ -24,7 +24,7 @@ def test_errors_of_a_step_on_a_thread_reach_the_caller() -> None:
         raise ValueError("bad push")
 
     async def run() -> None:
-        await off_loop(OFF_LOOP_ENTRIES, fail)
+        await off_loop(True, fail)
 
     try:
         asyncio.run(run())
@@ -47,7 +47,7 @@ def test_the_event_loop_keeps_answering_while_a_large_step_runs() -> None:
 
     async def run() -> float:
         worst = 0.0
-        step = asyncio.create_task(off_loop(OFF_LOOP_ENTRIES, busy))
+        step = asyncio.create_task(off_loop(True, busy))
         await asyncio.sleep(0)  # the step starts
         while not step.done():
             started = time.perf_counter()
