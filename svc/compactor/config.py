@@ -121,7 +121,7 @@ class CompactorConfig:
         "merged (partitions whose day ended an hour ago merge from two).",
     )
     compaction_level: int = setting(
-        15, "svc: zstd level of compacted files (flushes use 3); 1 to 22."
+        15, "svc: zstd level of compacted files (flushes use 1); 1 to 22."
     )
 
 

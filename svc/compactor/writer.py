@@ -10,7 +10,7 @@ Encodings, each measured on the benchmark corpus (``benchmarks/compaction.py``,
 RESULTS.md): ``line`` DELTA_LENGTH_BYTE_ARRAY (the text without interleaved lengths
 compresses better and decodes faster), ``ts`` and ``stream_id`` DELTA_BINARY_PACKED,
 dictionaries only for the label and metadata maps, 8 MiB pages, zstd at the compaction
-level (15 by default; flushes use 3).
+level (15 by default; flushes use 1, Arrow's default).
 """
 
 from __future__ import annotations
