@@ -3,14 +3,18 @@
 The fair queue shares the running slots among the active tenants, but a statement, once
 running, competes for the cores with every other thread of the process: a tenant running
 long heavy statements slows another tenant's light queries (and everyone's pushes) as much
-as the slots it holds. So while several tenants are active, the sub-queries of a tenant
-whose recent worker time is above the active tenants' mean run on threads of a lower
-scheduling priority (a higher nice value, set per thread: Linux schedules threads, and an
-unprivileged process may lower its own threads' priority but never raise it back, so these
-threads stay low and a task is handed to them).
+as the slots it holds. So while several tenants are active, the sub-queries of a heavy
+tenant run on threads of a lower scheduling priority (a higher nice value, set per thread:
+Linux schedules threads, and an unprivileged process may lower its own threads' priority but
+never raise it back, so these threads stay low and a task is handed to them).
 
-Worker time is decayed (half-life ``HALF_LIFE_SECONDS``) and counts running sub-queries up
-to now, so a statement that has run for a minute counts before it ends.
+A tenant is heavy when its recent worker time is above the active tenants' mean (and at
+least ``MIN_HEAVY_SECONDS``). Worker time is decayed (half-life ``HALF_LIFE_SECONDS``) and
+counts running sub-queries up to now, so a statement that has run for a minute counts before
+it ends. A tenant that becomes active starts at the least worker time of the tenants already
+active: time spent idle earns no priority. (Otherwise a tenant arriving with a flood of
+heavy queries would count as the light one until it had outworked the tenants that were
+there before it, and theirs would run lowered meanwhile.)
 """
 
 from __future__ import annotations
@@ -66,18 +70,34 @@ class TenantUsage:
             now = self._clock()
             self._done[tenant] = (self._decayed(tenant, now) + (now - start), now)
 
+    def joined(self, tenant: str, active: Collection[str]) -> None:
+        """``tenant`` becomes active next to ``active``: its worker time is raised to the
+        least of theirs."""
+        with self._lock:
+            now = self._clock()
+            others = self._seconds([name for name in active if name != tenant], now)
+            if others:
+                floor = min(others.values())
+                if self._decayed(tenant, now) < floor:
+                    self._done[tenant] = (floor, now)
+
     def heavy(self, tenant: str, active: Collection[str]) -> bool:
         """Whether ``tenant`` takes more than its share while other tenants are active."""
         if len(active) < 2 or tenant not in active:
             return False
         with self._lock:
-            now = self._clock()
-            seconds = {name: self._decayed(name, now) for name in active}
-            for name, start in self._running.values():
-                if name in seconds:
-                    seconds[name] += now - start
+            seconds = self._seconds(active, self._clock())
         mine = seconds[tenant]
         return mine >= MIN_HEAVY_SECONDS and mine > sum(seconds.values()) / len(seconds)
+
+    def _seconds(self, tenants: Collection[str], now: float) -> dict[str, float]:
+        """Each tenant's decayed worker time, its running sub-queries counted up to now
+        (the lock held)."""
+        seconds = {name: self._decayed(name, now) for name in tenants}
+        for name, start in self._running.values():
+            if name in seconds:
+                seconds[name] += now - start
+        return seconds
 
     def _decayed(self, tenant: str, now: float) -> float:
         seconds, when = self._done.get(tenant, (0.0, now))

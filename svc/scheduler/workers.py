@@ -109,7 +109,10 @@ class Scheduler:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         task = _Task(scope, context, fn, future, loop)
+        active = self.queue.active()
         self.queue.put(tenant, path, task)
+        if tenant not in active:
+            self.usage.joined(tenant, active)
 
         def cancelled(reason: ServiceError) -> None:
             _deliver(loop, future, None, reason)

@@ -73,6 +73,57 @@ def test_worker_time_decays() -> None:
     assert not usage.heavy("a", {"a", "b"})
 
 
+def test_a_tenant_that_arrives_starts_at_the_least_worker_time_of_the_active_ones() -> None:
+    usage, clock = _usage(b=1.5)  # b has been querying alone
+    usage.started("a")  # a arrives with a flood; its first statement runs
+    clock.now += 0.3
+    # Without joining, a (0.3 s) would count as the light one and b as heavy.
+    assert usage.heavy("b", {"a", "b"})
+    usage, clock = _usage(b=1.5)
+    usage.joined("a", {"b"})
+    usage.started("a")
+    clock.now += 0.3
+    assert not usage.heavy("b", {"a", "b"})
+    assert usage.heavy("a", {"a", "b"})
+
+
+def test_joining_never_lowers_worker_time() -> None:
+    usage, _ = _usage(a=6.0, b=1.5)
+    usage.joined("a", {"b"})
+    assert usage.heavy("a", {"a", "b"})  # a kept its 6 s, not b's 1.5
+    usage.joined("c", set())  # nobody active: nothing to start from
+    assert not usage.heavy("c", {"a", "c"})
+
+
+def test_the_scheduler_starts_an_arriving_tenant_at_the_active_ones_level() -> None:
+    clock = _Clock()
+    scheduler = Scheduler(workers=3, max_outstanding=10, usage=TenantUsage(clock))
+    scheduler.start()
+    normal = _nice()
+
+    async def submit(tenant: str) -> int:
+        future = scheduler.submit(RequestScope(60), tenant, (), contextvars.copy_context(), _nice)
+        niceness = int(await future)
+        while scheduler.running:  # its worker time is recorded (the clock moves next)
+            await asyncio.sleep(0.001)
+        return niceness
+
+    async def scenario() -> list[int]:
+        await submit("b")
+        _worked(scheduler.usage, clock, "b", 1.5)  # b's light queries, alone
+        arrived = await submit("a")  # a arrives: it starts at b's level, not at 0
+        _worked(scheduler.usage, clock, "a", 0.5)  # a's first heavy statement
+        light = await submit("b")  # b stays at normal priority
+        heavy = await submit("a")
+        return [arrived, light, heavy]
+
+    try:
+        niceness = asyncio.run(scenario())
+    finally:
+        scheduler.stop()
+    assert niceness == [normal, normal, min(normal + LOW_PRIORITY_NICE, 19)]
+
+
 def _nice() -> int:
     return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
@@ -97,12 +148,16 @@ def test_the_scheduler_lowers_the_heavy_tenant_and_not_the_light_one() -> None:
 
     async def submit(tenant: str) -> int:
         future = scheduler.submit(RequestScope(60), tenant, (), contextvars.copy_context(), _nice)
-        return int(await future)
+        niceness = int(await future)
+        while scheduler.running:  # its worker time is recorded (the clock moves next)
+            await asyncio.sleep(0.001)
+        return niceness
 
     async def scenario() -> list[int]:
         alone = await submit("a")  # the only tenant: nobody to yield to
         _worked(scheduler.usage, clock, "a", 8.0)  # then a's long statements
-        light = await submit("b")  # b arrives: a is still active (recently done)
+        light = await submit("b")  # b arrives (at a's level): a is still active
+        _worked(scheduler.usage, clock, "a", 1.0)  # a's next statement
         heavy = await submit("a")
         return [alone, light, heavy]
 
