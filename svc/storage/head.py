@@ -10,7 +10,42 @@ import pyarrow as pa
 
 from schemas.log_rows import HEAD_SCHEMA
 
-__all__ = ["Head", "TenantHead"]
+__all__ = ["MERGE_FANIN", "Head", "TenantHead", "consolidated"]
+
+
+MERGE_FANIN = 8
+"""Batches of one size tier merged into one batch of the next tier."""
+_TIER_ROWS = (512, 4096)
+"""Upper bounds (exclusive) of the tiers that merge; larger batches stay as they are (a
+merge copies at most eight batches of fewer than 4,096 rows, under the head's lock)."""
+
+
+def _tier(batch: pa.RecordBatch) -> int:
+    return next((n for n, bound in enumerate(_TIER_ROWS) if batch.num_rows < bound), -1)
+
+
+def consolidated(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """``batches`` in the same order, each run of ``MERGE_FANIN`` neighbours of one size
+    tier merged into one batch.
+
+    A head is appended one push at a time, and a tenant sending small pushes (a shipper's
+    100 lines a second, say) holds thousands of batches of a few dozen rows: DuckDB then
+    scans its table chunk by chunk, several times slower than the same rows in a few large
+    chunks, and each of its tasks waits for the interpreter lock when other threads run
+    Python. Merged by tiers, the small batches become a few dozen at most, and each row is
+    copied at most twice over the head's life.
+    """
+    out: list[pa.RecordBatch] = []
+    for batch in batches:
+        out.append(batch)
+        while len(out) >= MERGE_FANIN:
+            tier = _tier(out[-1])
+            if tier < 0 or any(_tier(b) != tier for b in out[-MERGE_FANIN:-1]):
+                break
+            merged = pa.concat_batches(out[-MERGE_FANIN:])
+            del out[-MERGE_FANIN:]
+            out.append(merged)
+    return out
 
 
 @dataclass
@@ -30,8 +65,10 @@ class TenantHead:
         self.table = None
 
     def as_table(self) -> pa.Table:
-        """All rows as one table (cached until the next append)."""
+        """All rows as one table (cached until the next append); its small batches are
+        merged first (:func:`consolidated`), so a read pays for the pushes since the last."""
         if self.table is None:
+            self.batches = consolidated(self.batches)
             self.table = pa.Table.from_batches(self.batches, schema=HEAD_SCHEMA)
         return self.table
 
