@@ -234,7 +234,9 @@ def _phase(
     ]
     print(f"phase: {'loaded' if loaded else 'unloaded'}, {seconds} s", file=sys.stderr)
     receiver, sender = multiprocessing.Pipe(duplex=False)
-    flood = multiprocessing.Process(
+    # Spawned, not forked: a fork copies whatever lock another thread of this process
+    # holds (OpenSSL's, say), and A's threads then hung creating their clients.
+    flood = multiprocessing.get_context("spawn").Process(
         target=_a_load, args=(srv.url, seconds, heavy, flooders, a_nice, sender)
     )
     started = time.monotonic()
