@@ -58,7 +58,8 @@ def run(repeat: int) -> dict[str, Any]:
     )
     chunked = pa.Table.from_batches(table.to_batches(max_chunksize=50))
     db = duckdb.connect(config={"threads": 2})
-    db.execute("CREATE TABLE native AS SELECT * FROM table")
+    db.register("source", table)
+    db.execute("CREATE TABLE native AS SELECT * FROM source")
 
     def registered(arrow: pa.Table) -> Callable[[duckdb.DuckDBPyConnection], str]:
         def source(cursor: duckdb.DuckDBPyConnection) -> str:
