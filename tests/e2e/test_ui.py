@@ -148,7 +148,9 @@ def test_scrolling_to_the_end_loads_older_lines_without_repeats(
 def test_a_metric_query_draws_a_chart_with_toggled_series_and_an_instant_table(
     ui_server: Server, page: Page
 ) -> None:
-    query = 'sum by (app) (count_over_time({env="prod"}[1m]))'
+    # An hour's window: the instant table is evaluated now, and the module's data was
+    # pushed when it started (a minute's window was empty once the module ran slowly).
+    query = 'sum by (app) (count_over_time({env="prod"}[1h]))'
     page.goto(ui(ui_server, tenant=TENANT_A, q=query))
     series = page.locator("#results path.series")
     expect(series).to_have_count(2)
