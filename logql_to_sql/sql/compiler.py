@@ -79,8 +79,11 @@ class LogQueryPlan:
     backward: bool = True
     margin: int = 2
     """With a limit, rows also carry ``candidates``: how many entries were read before
-    duplicates were removed, at most ``margin * limit``. Fewer rows than the limit with
-    all of them read means duplicates used up the margin: run again with a larger one."""
+    duplicates were removed, at most ``margin * limit``, and ``candidates_end``: the time
+    of the last one. When all of them were read, fewer rows than the limit means
+    duplicates used up the margin, and a last row at ``candidates_end`` means the read
+    stopped inside a run of entries of that time (which of them it read is arbitrary):
+    either way, run again with a larger margin."""
     json_labels_left: bool = False
     """The pipeline is ``| json`` and filters, and the caller computes the labels: rows
     are ``(ts, stream_id, line, metadata, err, errd)``, and an entry's labels are its
@@ -253,6 +256,7 @@ def compile_log_query(
     ]
     if limit is not None:
         columns.append(sql("(SELECT max(candidates) FROM p2)").as_("candidates"))
+        columns.append(sql("(SELECT max(candidates_end) FROM p2)").as_("candidates_end"))
     select = (
         _sorted(
             exp.select(*columns).from_(second.select.subquery("p3", copy=False), copy=False),
@@ -389,6 +393,7 @@ def _with_json_error(survivors: exp.Select) -> exp.Select:
         error.as_(ERROR),
         error_details.as_(ERROR_DETAILS),
         "candidates",
+        "candidates_end",
     ).from_(details.subquery("p2j", copy=False), copy=False)
 
 
@@ -414,8 +419,15 @@ def _deduplicated(
         if not unique:
             rows = rows.distinct()
         return _sorted(rows.from_(candidates.subquery("candidates", copy=False), copy=False), order)
+    # The time of the last entry read: where the scan stopped, maybe inside a run of
+    # entries of one time (which of them it read is arbitrary).
+    last = "min" if order and order[0].args.get("desc") else "max"
     distinct = (
-        exp.select("*", sql("count(*) OVER ()").as_("candidates"))
+        exp.select(
+            "*",
+            sql("count(*) OVER ()").as_("candidates"),
+            sql(f"{last}(ts) OVER ()").as_("candidates_end"),
+        )
         .distinct()
         .from_(
             candidates.limit(margin * limit, copy=False).subquery("candidates", copy=False),

@@ -296,14 +296,19 @@ class QueryEngine:
 
     @staticmethod
     def _limited_rows(plan: LogQueryPlan, rows: pa.Table, stats: ScanStats) -> pa.Table:
-        """``rows`` without the ``candidates`` count, noting in ``stats`` whether the
-        duplicates used up the plan's margin."""
+        """``rows`` without the ``candidates`` columns, noting in ``stats`` whether the
+        plan's margin was too small: the duplicates used it up, or the read stopped inside
+        a run of entries of one time that the answer reaches (``LogQueryPlan.margin``)."""
         if "candidates" not in rows.column_names:
             return rows
-        if plan.limit is not None and 0 < rows.num_rows < plan.limit:
+        if plan.limit is not None and rows.num_rows:
             read = pc.max(rows["candidates"]).as_py()
-            stats.margin_exhausted |= read is not None and read >= plan.margin * plan.limit
-        return rows.drop_columns(["candidates"])
+            if read is not None and read >= plan.margin * plan.limit:
+                last = rows["ts"][rows.num_rows - 1].as_py()
+                stats.margin_exhausted |= (
+                    rows.num_rows < plan.limit or last == rows["candidates_end"][0].as_py()
+                )
+        return rows.drop_columns(["candidates", "candidates_end"])
 
     def execute(
         self,
