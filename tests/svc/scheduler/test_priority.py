@@ -6,7 +6,9 @@ import asyncio
 import contextvars
 import os
 import threading
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,11 +97,17 @@ def test_joining_never_lowers_worker_time() -> None:
     assert not usage.heavy("c", {"a", "c"})
 
 
-def test_the_scheduler_starts_an_arriving_tenant_at_the_active_ones_level() -> None:
+Submit = Callable[[str], Awaitable[int]]
+
+
+def _niceness(
+    scenario: Callable[[Scheduler, _Clock, Submit], Coroutine[Any, Any, list[int]]],
+) -> list[int]:
+    """The niceness each submitted task of ``scenario`` ran at, on a scheduler of three
+    workers with a clock the scenario moves."""
     clock = _Clock()
     scheduler = Scheduler(workers=3, max_outstanding=10, usage=TenantUsage(clock))
     scheduler.start()
-    normal = _nice()
 
     async def submit(tenant: str) -> int:
         future = scheduler.submit(RequestScope(60), tenant, (), contextvars.copy_context(), _nice)
@@ -108,7 +116,14 @@ def test_the_scheduler_starts_an_arriving_tenant_at_the_active_ones_level() -> N
             await asyncio.sleep(0.001)
         return niceness
 
-    async def scenario() -> list[int]:
+    try:
+        return asyncio.run(scenario(scheduler, clock, submit))
+    finally:
+        scheduler.stop()
+
+
+def test_the_scheduler_starts_an_arriving_tenant_at_the_active_ones_level() -> None:
+    async def scenario(scheduler: Scheduler, clock: _Clock, submit: Submit) -> list[int]:
         await submit("b")
         _worked(scheduler.usage, clock, "b", 1.5)  # b's light queries, alone
         arrived = await submit("a")  # a arrives: it starts at b's level, not at 0
@@ -117,11 +132,8 @@ def test_the_scheduler_starts_an_arriving_tenant_at_the_active_ones_level() -> N
         heavy = await submit("a")
         return [arrived, light, heavy]
 
-    try:
-        niceness = asyncio.run(scenario())
-    finally:
-        scheduler.stop()
-    assert niceness == [normal, normal, min(normal + LOW_PRIORITY_NICE, 19)]
+    normal = _nice()
+    assert _niceness(scenario) == [normal, normal, min(normal + LOW_PRIORITY_NICE, 19)]
 
 
 def _nice() -> int:
@@ -141,19 +153,7 @@ def test_low_priority_threads_run_tasks_niced_and_pass_errors() -> None:
 
 
 def test_the_scheduler_lowers_the_heavy_tenant_and_not_the_light_one() -> None:
-    clock = _Clock()
-    scheduler = Scheduler(workers=3, max_outstanding=10, usage=TenantUsage(clock))
-    scheduler.start()
-    normal = _nice()
-
-    async def submit(tenant: str) -> int:
-        future = scheduler.submit(RequestScope(60), tenant, (), contextvars.copy_context(), _nice)
-        niceness = int(await future)
-        while scheduler.running:  # its worker time is recorded (the clock moves next)
-            await asyncio.sleep(0.001)
-        return niceness
-
-    async def scenario() -> list[int]:
+    async def scenario(scheduler: Scheduler, clock: _Clock, submit: Submit) -> list[int]:
         alone = await submit("a")  # the only tenant: nobody to yield to
         _worked(scheduler.usage, clock, "a", 8.0)  # then a's long statements
         light = await submit("b")  # b arrives (at a's level): a is still active
@@ -161,11 +161,8 @@ def test_the_scheduler_lowers_the_heavy_tenant_and_not_the_light_one() -> None:
         heavy = await submit("a")
         return [alone, light, heavy]
 
-    try:
-        niceness = asyncio.run(scenario())
-    finally:
-        scheduler.stop()
-    assert niceness == [normal, normal, min(normal + LOW_PRIORITY_NICE, 19)]
+    normal = _nice()
+    assert _niceness(scenario) == [normal, normal, min(normal + LOW_PRIORITY_NICE, 19)]
 
 
 def test_threads_a_call_starts_are_lowered_and_the_others_kept() -> None:
