@@ -10,18 +10,28 @@ import pyarrow as pa
 
 from schemas.log_rows import HEAD_SCHEMA
 
-__all__ = ["MERGE_FANIN", "Head", "TenantHead", "consolidated"]
+__all__ = ["MERGED_ROWS", "MERGE_FANIN", "Head", "TenantHead", "consolidated"]
 
 
 MERGE_FANIN = 8
-"""Batches of one size tier merged into one batch of the next tier."""
-_TIER_ROWS = (512, 4096)
-"""Upper bounds (exclusive) of the tiers that merge; larger batches stay as they are (a
-merge copies at most eight batches of fewer than 4,096 rows, under the head's lock)."""
+"""Batches of one size tier merged into one batch of a higher tier."""
+MERGED_ROWS = 4096
+"""Batches of this many rows or more stay as they are (a merge copies at most eight
+batches of fewer rows, under the head's lock)."""
 
 
 def _tier(batch: pa.RecordBatch) -> int:
-    return next((n for n, bound in enumerate(_TIER_ROWS) if batch.num_rows < bound), -1)
+    """``k`` for ``MERGE_FANIN**k <= rows < MERGE_FANIN**(k + 1)``; -1 from ``MERGED_ROWS``
+    on. Eight batches of a tier hold at least the next tier's rows, so each merge lifts
+    its rows a tier: no row is copied more than four times."""
+    rows = batch.num_rows
+    if rows >= MERGED_ROWS:
+        return -1
+    tier = 0
+    while rows >= MERGE_FANIN:
+        rows //= MERGE_FANIN
+        tier += 1
+    return tier
 
 
 def consolidated(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
@@ -33,8 +43,7 @@ def consolidated(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
     scans its table chunk by chunk, several times slower than the same rows in a few large
     chunks, and each of its tasks waits for the interpreter lock when other threads run
     Python. Merged by tiers, the small batches become a few dozen at most, and each row is
-    copied at most twice over the head's life.
-    """
+    copied at most four times over the head's life (once per tier it climbs)."""
     out: list[pa.RecordBatch] = []
     for batch in batches:
         out.append(batch)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 
 from schemas.log_rows import HEAD_SCHEMA, LABEL_MAP
-from svc.storage.head import MERGE_FANIN, Head, consolidated
+from svc.storage.head import MERGE_FANIN, MERGED_ROWS, Head, consolidated
 
 
 def _push(first: int, rows: int) -> pa.RecordBatch:
@@ -55,3 +56,27 @@ def test_large_batches_are_kept_as_they_are() -> None:
     assert [b is a for a, b in zip(large, consolidated(large), strict=True)] == [True] * 10
     small = [_push(n, 1) for n in range(MERGE_FANIN - 1)]
     assert consolidated(small) == small  # fewer than a merge's worth
+
+
+def test_each_row_is_copied_a_bounded_number_of_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pushes of one line, each read at once (the worst case): merges copy each row at
+    most once per tier, four times in all, never again and again."""
+    copied = 0
+    concat = pa.concat_batches
+
+    def counting(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+        nonlocal copied
+        merged = concat(batches)
+        copied += merged.num_rows
+        return merged
+
+    monkeypatch.setattr(pa, "concat_batches", counting)
+    head = Head()
+    for n in range(20_000):
+        head.append("t", _push(n, 1), 0)
+        head.table("t")
+    table = head.table("t")
+    assert table is not None
+    assert table.column("ts").to_pylist() == list(range(20_000))
+    assert copied <= 4 * 20_000
+    assert table.column("ts").num_chunks <= 4 * MERGE_FANIN + 20_000 // MERGED_ROWS
