@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, TypeVar
 
 from svc.config import Config, LimitsConfig
 from svc.config_fields import MIB
@@ -35,9 +35,12 @@ from svc.storage.store import Store
 __all__ = ["Distributor", "Format", "push_limits"]
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 Format = Literal["loki", "otlp"]
 RATE_LIMITED = "rate_limited"
+OVER_LIMIT_SECONDS = 10.0
+"""How long after a refusal by the rate limit a tenant's pushes count as lowered work."""
 _NO_STREAMS = "error at least one valid stream is required for ingestion"
 
 
@@ -53,8 +56,14 @@ class Distributor:
         *,
         healthy_distributors: Callable[[], int] = lambda: 1,
         clock: Callable[[], float] = time.monotonic,
+        step_aside: Callable[[], None] = lambda: None,
     ) -> None:
         self.config = config
+        self.step_aside = step_aside
+        """Waits while favored queries run (``svc/scheduler/favored.py``): a tenant whose
+        pushes the rate limit refuses decodes and checks its next ones after that."""
+        self._refused: dict[str, float] = {}
+        """tenant -> when the rate limit last refused a push of it."""
         self.overrides = overrides
         self.store = store
         self.discarded = discarded
@@ -98,6 +107,25 @@ class Distributor:
             bucket.set_limits(rate, burst, now)
         return bucket.allow_n(now, cost)
 
+    def over_limit(self, tenant: str) -> bool:
+        """Whether the rate limit refused a push of ``tenant`` in the last
+        ``OVER_LIMIT_SECONDS``: its pushes are then lowered work."""
+        refused = self._refused.get(tenant)
+        return refused is not None and self.clock() - refused < OVER_LIMIT_SECONDS
+
+    async def step(self, tenant: str, large: bool, fn: Callable[[], _T]) -> _T:
+        """``fn()``, a step of a push that runs Python at length (decoding, checking): on
+        the loop, or on a thread when ``large``; for a tenant over its rate limit on a
+        thread, once favored work has stepped aside (``svc/scheduler/favored.py``)."""
+        if not self.over_limit(tenant):
+            return await off_loop(large, fn)
+
+        def lowered() -> _T:
+            self.step_aside()
+            return fn()
+
+        return await off_loop(True, lowered)
+
     def body_too_large(self, tenant: str, fmt: Format, size: int) -> None:
         """Count a body refused as too large once decompressed."""
         self.discarded.discard_body(tenant, fmt, size)
@@ -112,7 +140,10 @@ class Distributor:
             # OTLP exporters may send empty exports; they get their success answer.
             raise UnprocessableEntityError(_NO_STREAMS)
         limits = self.overrides.limits_for(tenant)
-        validated = validate_push(decoded, self.push_limits(limits), tenant, time.time_ns())
+        checks = self.push_limits(limits)
+        validated = await self.step(
+            tenant, False, lambda: validate_push(decoded, checks, tenant, time.time_ns())
+        )
         self.discarded.mutate(
             LINE_TOO_LONG, tenant, validated.truncated_samples, validated.truncated_bytes
         )
@@ -123,6 +154,7 @@ class Distributor:
             return answer
         cost = validated.bytes
         if not self._rate_allows(tenant, limits, cost):
+            self._refused[tenant] = self.clock()
             self.discarded.discard(tenant, limits, fmt, _rate_limited(validated))
             error = TooManyRequestsError(
                 f"ingestion rate limit exceeded for user {tenant} (limit: "
@@ -132,7 +164,6 @@ class Distributor:
             )
             self._log(tenant, error)
             raise error
-        checks = self.push_limits(limits)
         streams = await off_loop(
             validated.lines >= OFF_LOOP_ENTRIES, lambda: validated.accepted(checks)
         )

@@ -135,7 +135,13 @@ class Runtime:
                 no_auth_tenant=config.no_auth_tenant,
                 multi_tenant_queries=config.querier.multi_tenant_queries_enabled,
             ),
-            distributor=Distributor(config, overrides, store, DiscardedData(metrics.registry)),
+            distributor=Distributor(
+                config,
+                overrides,
+                store,
+                DiscardedData(metrics.registry),
+                step_aside=scheduler.favored.step_aside,
+            ),
             ingester=IngesterLifecycle(
                 store,
                 marker_dir=Path(ingester.shutdown_marker_path or root),

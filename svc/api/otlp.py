@@ -25,7 +25,7 @@ from svc.config import LimitsConfig
 from svc.errors import ServiceError
 from svc.ingest.body import DecompressedTooLargeError, media_type
 from svc.ingest.otlp import DEFAULT_PROMOTED_RESOURCE_ATTRIBUTES, decode_otlp, encode_otlp_response
-from svc.off_loop import OFF_LOOP_BODY_BYTES, off_loop
+from svc.off_loop import OFF_LOOP_BODY_BYTES
 
 __all__ = ["otlp_logs", "promoted_resource_attributes", "rpc_status"]
 
@@ -104,7 +104,7 @@ async def otlp_logs(request: Request[Any, Any, Any]) -> Response[bytes]:
             promoted_resource_attributes=promoted_resource_attributes(tenant_limits),
         )
         try:
-            decoded = await off_loop(len(body) >= OFF_LOOP_BODY_BYTES, decode)
+            decoded = await distributor.step(tenant, len(body) >= OFF_LOOP_BODY_BYTES, decode)
         except DecompressedTooLargeError:
             distributor.body_too_large(tenant, "otlp", len(body))
             raise

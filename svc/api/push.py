@@ -13,7 +13,7 @@ from svc.errors import ServiceError
 from svc.ingest.body import DecompressedTooLargeError, check_body_size
 from svc.ingest.model import PushLimits
 from svc.ingest.push import decode_push
-from svc.off_loop import OFF_LOOP_BODY_BYTES, off_loop
+from svc.off_loop import OFF_LOOP_BODY_BYTES
 
 __all__ = ["LEGACY_PUSH_PATH", "push", "read_body"]
 
@@ -64,7 +64,7 @@ async def push(request: Request[Any, Any, Any]) -> Response[bytes]:
             legacy=request.url.path == LEGACY_PUSH_PATH,
         )
         try:
-            decoded = await off_loop(len(body) >= OFF_LOOP_BODY_BYTES, decode)
+            decoded = await distributor.step(tenant, len(body) >= OFF_LOOP_BODY_BYTES, decode)
         except DecompressedTooLargeError:
             distributor.body_too_large(tenant, "loki", len(body))
             raise

@@ -24,6 +24,7 @@ from prometheus_client.registry import Collector
 
 from svc.errors import ServiceError
 from svc.query.scope import RequestScope
+from svc.scheduler.favored import FavoredWork
 from svc.scheduler.priority import LowPriorityThreads, TenantUsage
 from svc.scheduler.queue import FairQueue, QueueStopped
 
@@ -74,6 +75,8 @@ class Scheduler:
         self.running = 0
         self.usage = usage or TenantUsage()
         """Each tenant's recent worker time: who runs at a lower priority."""
+        self.favored = FavoredWork()
+        """The sub-queries not lowered, which lowered work steps aside for."""
         self._low: LowPriorityThreads | None = None
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -144,9 +147,10 @@ class Scheduler:
         ticket = self.usage.started(tenant)
         try:
             if low is None:
-                value = task.context.run(task.fn)
+                with self.favored.running():
+                    value = task.context.run(task.fn)
             else:  # svc/scheduler/priority.py: a tenant over its share, among others
-                value = low.run(lambda: task.context.run(task.fn))
+                value = low.run(lambda: self._lowered(task))
         except BaseException as exc:  # delivered to the request, which answers it
             _deliver(task.loop, task.future, None, exc)
         else:
@@ -155,6 +159,10 @@ class Scheduler:
             self.usage.ended(ticket)
             with self._lock:
                 self.running -= 1
+
+    def _lowered(self, task: _Task) -> Any:
+        self.favored.step_aside()
+        return task.context.run(task.fn)
 
 
 class SchedulerCollector(Collector):

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import threading
+import time
 from pathlib import Path
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from svc.config import Config, LimitsConfig
-from svc.distributor import Distributor
+from svc.distributor import OVER_LIMIT_SECONDS, Distributor
+from svc.errors import TooManyRequestsError
+from svc.ingest.model import DecodedPush
+from svc.ingest.push import decode_push
 from svc.limits.discarded import DiscardedData
 from svc.limits.ingester import IngesterLimits
 from svc.limits.overrides import Overrides
 from svc.limits.ratelimit import TokenBucket
 from svc.model import PushStream
 from svc.storage.store import Store
+from tests.e2e.clients import json_body
 
 
 def test_token_bucket_starts_full_refills_and_never_takes_more_than_the_burst() -> None:
@@ -82,3 +90,48 @@ def test_idle_streams_stop_counting() -> None:
     now[0] = 61.0
     assert limiter.active_streams("t") == 0
     assert limiter.admit("t", limits, [second], [1]).error is None
+
+
+def test_a_tenant_the_rate_limit_refuses_steps_aside_for_favored_work(store: Store) -> None:
+    """After a 429 of the ingestion rate limit, the tenant's pushes are lowered work for
+    ``OVER_LIMIT_SECONDS``: their steps run on a thread once favored work stepped aside."""
+    now = [100.0]
+    asides: list[int] = []
+    config = Config()
+    config.limits_config = dataclasses.replace(
+        config.limits_config, ingestion_rate_mb=0.001, ingestion_burst_size_mb=0.001
+    )
+    distributor = Distributor(
+        config,
+        Overrides(config),
+        store,
+        DiscardedData(CollectorRegistry()),
+        clock=lambda: now[0],
+        step_aside=lambda: asides.append(threading.get_ident()),
+    )
+    body = json_body([({"app": "a"}, [(time.time_ns(), "x" * 2000)])])
+
+    def decode() -> DecodedPush:
+        return decode_push(
+            body,
+            content_type="application/json",
+            content_encoding=None,
+            limits=distributor.push_limits(config.limits_config),
+        )
+
+    async def scenario() -> int:
+        decoded = await distributor.step("a", False, decode)
+        assert asides == []  # not refused yet: on the loop, no wait
+        with pytest.raises(TooManyRequestsError):
+            await distributor.push("a", decoded, "loki")
+        # the refused push's own check already ran before the refusal
+        assert asides == [] and distributor.over_limit("a") and not distributor.over_limit("b")
+        await distributor.step("a", False, decode)
+        with pytest.raises(TooManyRequestsError):
+            await distributor.push("a", decoded, "loki")  # its check steps aside too
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(scenario())
+    assert len(asides) == 2 and loop_thread not in asides
+    now[0] += OVER_LIMIT_SECONDS
+    assert not distributor.over_limit("a")
