@@ -42,6 +42,7 @@ from svc.query.skipping import narrowed_to_needles
 from svc.query.streamed import streamed
 from svc.query.tenants import MultiView, tenants_view
 from svc.query.udfs import register_udfs
+from svc.scheduler.favored import step_aside_if_lowered
 from svc.scheduler.priority import lowering_threads_started
 from svc.storage.catalog import FileEntry
 from svc.storage.store import Store, StoreView
@@ -367,6 +368,7 @@ class QueryEngine:
         stats: ScanStats,
         tables: dict[str, pa.Table] | None = None,
     ) -> pa.Table:
+        step_aside_if_lowered()  # svc/scheduler/favored.py
         started = time.perf_counter()
         scope = current_scope()
         remaining = self.timeout_seconds
@@ -377,6 +379,7 @@ class QueryEngine:
             raise GatewayTimeoutError(TIMEOUT_MESSAGE)
         result = self._statement(select, view, scope, remaining, tables or {})
         stats.exec_seconds += time.perf_counter() - started
+        step_aside_if_lowered()  # before the caller turns the result into Python objects
         return result
 
     def _statement(

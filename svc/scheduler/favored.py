@@ -9,18 +9,25 @@ sets the latency of the others' queries through the Python work it brings: decod
 validating the pushes it floods, planning and answering its own queries.
 
 So that work waits while favored work is running: a sub-query of a tenant not lowered.
-The wait is bounded (``MAX_WAIT_SECONDS`` at each step), so lowered work always goes on,
-more slowly, however busy the favored tenants keep the workers.
+A lowered sub-query steps aside before it starts and around each of its statements
+(:func:`step_aside_if_lowered`, called by the engine), a tenant's push over its rate limit
+before it is decoded and before it is checked. The wait is bounded (``MAX_WAIT_SECONDS``
+at each step), so lowered work always goes on, more slowly, however busy the favored
+tenants keep the workers.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
-__all__ = ["MAX_WAIT_SECONDS", "FavoredWork"]
+__all__ = ["MAX_WAIT_SECONDS", "FavoredWork", "run_lowered", "step_aside_if_lowered"]
+
+_T = TypeVar("_T")
 
 MAX_WAIT_SECONDS = 0.05
 """The longest a lowered step waits for the favored work to end."""
@@ -62,3 +69,24 @@ class FavoredWork:
                 if left <= 0:
                     return
                 self._idle.wait(left)
+
+
+_LOWERED: contextvars.ContextVar[FavoredWork | None] = contextvars.ContextVar(
+    "lowered_for", default=None
+)
+"""In a lowered sub-query's context: the favored work it steps aside for."""
+
+
+def run_lowered(favored: FavoredWork, fn: Callable[[], _T]) -> _T:
+    """``fn()`` as lowered work (in the current context): it steps aside first, and
+    again wherever it calls :func:`step_aside_if_lowered`."""
+    _LOWERED.set(favored)
+    favored.step_aside()
+    return fn()
+
+
+def step_aside_if_lowered() -> None:
+    """In a lowered sub-query, wait while favored work runs (bounded); else nothing."""
+    favored = _LOWERED.get()
+    if favored is not None:
+        favored.step_aside()

@@ -24,7 +24,7 @@ from prometheus_client.registry import Collector
 
 from svc.errors import ServiceError
 from svc.query.scope import RequestScope
-from svc.scheduler.favored import FavoredWork
+from svc.scheduler.favored import FavoredWork, run_lowered
 from svc.scheduler.priority import LowPriorityThreads, TenantUsage
 from svc.scheduler.queue import FairQueue, QueueStopped
 
@@ -123,6 +123,10 @@ class Scheduler:
         scope.on_cancel(cancelled)
         return future
 
+    def lowered(self, tenant: str) -> bool:
+        """Whether ``tenant``'s work runs lowered now (over its share, among others)."""
+        return self.usage.heavy(tenant, self.queue.active())
+
     def _work(self) -> None:
         while True:
             try:
@@ -143,7 +147,7 @@ class Scheduler:
         task.scope.waited(time.monotonic() - task.queued_at)
         with self._lock:
             self.running += 1
-        low = self._low if self.usage.heavy(tenant, self.queue.active()) else None
+        low = self._low if self.lowered(tenant) else None
         ticket = self.usage.started(tenant)
         try:
             if low is None:
@@ -161,8 +165,7 @@ class Scheduler:
                 self.running -= 1
 
     def _lowered(self, task: _Task) -> Any:
-        self.favored.step_aside()
-        return task.context.run(task.fn)
+        return task.context.run(run_lowered, self.favored, task.fn)
 
 
 class SchedulerCollector(Collector):

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from svc.query.scope import RequestScope
-from svc.scheduler.favored import FavoredWork
+from svc.scheduler.favored import FavoredWork, run_lowered, step_aside_if_lowered
 from svc.scheduler.priority import TenantUsage
 from svc.scheduler.workers import Scheduler
 
@@ -113,3 +113,17 @@ def test_the_scheduler_starts_a_lowered_sub_query_once_the_favored_one_ended() -
         scheduler.stop()
     assert events == ["light ended", "heavy started"]
     assert scheduler.favored.waits == 1
+
+
+def test_only_a_lowered_sub_querys_steps_wait() -> None:
+    favored = FavoredWork(max_wait_seconds=0.05)
+    with favored.running():
+        step_aside_if_lowered()  # favored or plain work: no wait
+        assert favored.waits == 0
+        context = contextvars.copy_context()
+        context.run(run_lowered, favored, lambda: None)  # waits before it starts
+        assert favored.waits == 1
+        context.run(step_aside_if_lowered)  # and at each statement (the engine's calls)
+        assert favored.waits == 2
+        step_aside_if_lowered()  # the caller's own context was left alone
+        assert favored.waits == 2
