@@ -30,6 +30,7 @@ from svc.limits.ingester import IngesterLimits
 from svc.limits.overrides import Overrides
 from svc.limits.ratelimit import TokenBucket
 from svc.off_loop import OFF_LOOP_ENTRIES, off_loop
+from svc.scheduler.favored import LoweredStep, on_a_thread
 from svc.storage.store import Store
 
 __all__ = ["Distributor", "Format", "push_limits"]
@@ -56,12 +57,12 @@ class Distributor:
         *,
         healthy_distributors: Callable[[], int] = lambda: 1,
         clock: Callable[[], float] = time.monotonic,
-        step_aside: Callable[[], None] = lambda: None,
+        lowered_step: LoweredStep = on_a_thread,
     ) -> None:
         self.config = config
-        self.step_aside = step_aside
-        """Waits while favored queries run (``svc/scheduler/favored.py``): a tenant whose
-        pushes the rate limit refuses decodes and checks its next ones after that."""
+        self.lowered_step = lowered_step
+        """Runs the steps of the pushes of a tenant the rate limit refuses as lowered work
+        (``Scheduler.lowered_step``: once favored queries stepped aside)."""
         self._refused: dict[str, float] = {}
         """tenant -> when the rate limit last refused a push of it."""
         self.overrides = overrides
@@ -113,18 +114,20 @@ class Distributor:
         refused = self._refused.get(tenant)
         return refused is not None and self.clock() - refused < OVER_LIMIT_SECONDS
 
+    async def stepped_aside(self, tenant: str) -> None:
+        """For a tenant over its rate limit, once favored work has stepped aside: the
+        handlers wait here before they take one of the few push slots, so that waiting
+        never holds up the other tenants' pushes."""
+        if self.over_limit(tenant):
+            await self.lowered_step(_nothing)
+
     async def step(self, tenant: str, large: bool, fn: Callable[[], _T]) -> _T:
         """``fn()``, a step of a push that runs Python at length (decoding, checking): on
         the loop, or on a thread when ``large``; for a tenant over its rate limit on a
-        thread, once favored work has stepped aside (``svc/scheduler/favored.py``)."""
+        low-priority thread, once favored work has stepped aside (``lowered_step``)."""
         if not self.over_limit(tenant):
             return await off_loop(large, fn)
-
-        def lowered() -> _T:
-            self.step_aside()
-            return fn()
-
-        return await off_loop(True, lowered)
+        return await self.lowered_step(fn)
 
     def body_too_large(self, tenant: str, fmt: Format, size: int) -> None:
         """Count a body refused as too large once decompressed."""
@@ -181,6 +184,10 @@ class Distributor:
             log.info("push request successful: tenant=%s", tenant)
         else:
             log.info("push request failed: tenant=%s code=%d err=%s", tenant, answer.status, answer)
+
+
+def _nothing() -> None:
+    pass
 
 
 def _rate_limited(validated: ValidatedPush) -> list[Discard]:

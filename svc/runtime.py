@@ -140,7 +140,7 @@ class Runtime:
                 overrides,
                 store,
                 DiscardedData(metrics.registry),
-                step_aside=scheduler.favored.step_aside,
+                lowered_step=scheduler.lowered_step,
             ),
             ingester=IngesterLifecycle(
                 store,

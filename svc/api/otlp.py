@@ -89,6 +89,8 @@ async def otlp_logs(request: Request[Any, Any, Any]) -> Response[bytes]:
     rt = runtime(request)
     tenant = rt.resolver.single(org_header(request))
     rt.require_ready()
+    # A tenant over its rate limit waits for favored queries before it takes a slot.
+    await rt.distributor.stepped_aside(tenant)
     async with rt.store.admission():  # bounded buffering, backpressure
         distributor = rt.distributor
         tenant_limits = rt.limits_for(tenant)

@@ -205,14 +205,14 @@ class QueryFrontend:
         scope = request.scope
         if scope.floor_ns is not None:
             start_ns = max(start_ns, scope.floor_ns)
-        lowered = self.scheduler.lowered(request.queue)
 
         def listed() -> Any:
-            if lowered:  # svc/scheduler/favored.py
-                self.scheduler.favored.step_aside()
             return self.engine.listed_view(request.tenants, start_ns, end_ns)
 
-        view = await asyncio.to_thread(listed)
+        if self.scheduler.lowered(request.queue):  # svc/scheduler/favored.py
+            view = await self.scheduler.lowered_step(listed)
+        else:
+            view = await asyncio.to_thread(listed)
         scope.pinned[request.tenants] = (start_ns, end_ns, view)
         return view
 

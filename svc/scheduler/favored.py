@@ -18,14 +18,22 @@ tenants keep the workers.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
-__all__ = ["MAX_WAIT_SECONDS", "FavoredWork", "run_lowered", "step_aside_if_lowered"]
+__all__ = [
+    "MAX_WAIT_SECONDS",
+    "FavoredWork",
+    "LoweredStep",
+    "on_a_thread",
+    "run_lowered",
+    "step_aside_if_lowered",
+]
 
 _T = TypeVar("_T")
 
@@ -41,7 +49,8 @@ class FavoredWork:
         self._idle = threading.Condition()
         self._running = 0
         self.waits = 0
-        """Lowered steps that found favored work running and waited (for tests and metrics)."""
+        """Lowered steps that found favored work running and waited
+        (``svc_query_scheduler_stepped_aside_total``)."""
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
@@ -90,3 +99,14 @@ def step_aside_if_lowered() -> None:
     favored = _LOWERED.get()
     if favored is not None:
         favored.step_aside()
+
+
+class LoweredStep(Protocol):
+    """Runs ``fn()`` as lowered work, awaited (``Scheduler.lowered_step``)."""
+
+    async def __call__(self, fn: Callable[[], _T], /) -> _T: ...
+
+
+async def on_a_thread(fn: Callable[[], _T], /) -> _T:
+    """A :class:`LoweredStep` where nothing is favored: ``fn()`` on a thread."""
+    return await asyncio.to_thread(fn)

@@ -17,9 +17,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from svc.errors import ServiceError
@@ -29,6 +29,11 @@ from svc.scheduler.priority import LowPriorityThreads, TenantUsage
 from svc.scheduler.queue import FairQueue, QueueStopped
 
 __all__ = ["Scheduler", "SchedulerCollector"]
+
+_T = TypeVar("_T")
+
+LOWERED_STEP_THREADS = 2
+"""Threads for lowered work outside the sub-queries: it waits, one step at a time."""
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +82,8 @@ class Scheduler:
         """Each tenant's recent worker time: who runs at a lower priority."""
         self.favored = FavoredWork()
         """The sub-queries not lowered, which lowered work steps aside for."""
+        self._steps: LowPriorityThreads | None = None
+        """Where lowered work outside the sub-queries runs (``lowered_step``)."""
         self._low: LowPriorityThreads | None = None
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -84,6 +91,7 @@ class Scheduler:
     def start(self) -> None:
         """Start the worker threads."""
         self._low = LowPriorityThreads(self.workers)
+        self._steps = LowPriorityThreads(LOWERED_STEP_THREADS)
         for index in range(self.workers):
             thread = threading.Thread(target=self._work, name=f"query-{index}", daemon=True)
             thread.start()
@@ -98,6 +106,9 @@ class Scheduler:
         if self._low is not None:
             self._low.close()
             self._low = None
+        if self._steps is not None:
+            self._steps.close()
+            self._steps = None
 
     def submit(
         self,
@@ -122,6 +133,20 @@ class Scheduler:
 
         scope.on_cancel(cancelled)
         return future
+
+    async def lowered_step(self, fn: Callable[[], _T]) -> _T:
+        """``fn()`` as lowered work outside the sub-queries (the pushes of a tenant over its
+        rate limit, a heavy tenant's file listing): on a low-priority thread of its own,
+        once favored sub-queries have stepped aside (``svc/scheduler/favored.py``). Not on
+        the default executor: waiting there, it would hold up the others' steps."""
+
+        def aside() -> _T:
+            self.favored.step_aside()
+            return fn()
+
+        if self._steps is None:  # not started, or stopped: no favored work either
+            return await asyncio.to_thread(aside)
+        return await self._steps.call(aside)
 
     def lowered(self, tenant: str) -> bool:
         """Whether ``tenant``'s work runs lowered now (over its share, among others)."""
@@ -194,4 +219,10 @@ class SchedulerCollector(Collector):
             "svc_query_scheduler_workers", "Query worker threads (querier.max_concurrent)."
         )
         workers.add_metric([], self.scheduler.workers)
-        yield from (length, busy, workers)
+        stepped = CounterMetricFamily(
+            "svc_query_scheduler_stepped_aside",
+            "Steps of lowered work (a heavy tenant's sub-queries and statements, the pushes "
+            "of a tenant over its ingestion rate) that waited for favored sub-queries.",
+        )
+        stepped.add_metric([], self.scheduler.favored.waits)
+        yield from (length, busy, workers, stepped)

@@ -6,7 +6,9 @@ import asyncio
 import dataclasses
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -23,6 +25,8 @@ from svc.limits.ratelimit import TokenBucket
 from svc.model import PushStream
 from svc.storage.store import Store
 from tests.e2e.clients import json_body
+
+_T = TypeVar("_T")
 
 
 def test_token_bucket_starts_full_refills_and_never_takes_more_than_the_burst() -> None:
@@ -94,9 +98,17 @@ def test_idle_streams_stop_counting() -> None:
 
 def test_a_tenant_the_rate_limit_refuses_steps_aside_for_favored_work(store: Store) -> None:
     """After a 429 of the ingestion rate limit, the tenant's pushes are lowered work for
-    ``OVER_LIMIT_SECONDS``: their steps run on a thread once favored work stepped aside."""
+    ``OVER_LIMIT_SECONDS``: their steps run as lowered work (``Scheduler.lowered_step``)."""
     now = [100.0]
     asides: list[int] = []
+
+    async def lowered_step(fn: Callable[[], _T]) -> _T:
+        def recorded() -> _T:
+            asides.append(threading.get_ident())
+            return fn()
+
+        return await asyncio.to_thread(recorded)
+
     config = Config()
     config.limits_config = dataclasses.replace(
         config.limits_config, ingestion_rate_mb=0.001, ingestion_burst_size_mb=0.001
@@ -107,7 +119,7 @@ def test_a_tenant_the_rate_limit_refuses_steps_aside_for_favored_work(store: Sto
         store,
         DiscardedData(CollectorRegistry()),
         clock=lambda: now[0],
-        step_aside=lambda: asides.append(threading.get_ident()),
+        lowered_step=lowered_step,
     )
     body = json_body([({"app": "a"}, [(time.time_ns(), "x" * 2000)])])
 
@@ -126,12 +138,15 @@ def test_a_tenant_the_rate_limit_refuses_steps_aside_for_favored_work(store: Sto
             await distributor.push("a", decoded, "loki")
         # the refused push's own check already ran before the refusal
         assert asides == [] and distributor.over_limit("a") and not distributor.over_limit("b")
+        await distributor.stepped_aside("b")
+        assert asides == []
+        await distributor.stepped_aside("a")  # before it takes a push slot
         await distributor.step("a", False, decode)
         with pytest.raises(TooManyRequestsError):
             await distributor.push("a", decoded, "loki")  # its check steps aside too
         return threading.get_ident()
 
     loop_thread = asyncio.run(scenario())
-    assert len(asides) == 2 and loop_thread not in asides
+    assert len(asides) == 3 and loop_thread not in asides
     now[0] += OVER_LIMIT_SECONDS
     assert not distributor.over_limit("a")

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
 import time
 from collections.abc import Callable
 
+from prometheus_client import CollectorRegistry
+
 from svc.query.scope import RequestScope
 from svc.scheduler.favored import FavoredWork, run_lowered, step_aside_if_lowered
-from svc.scheduler.priority import TenantUsage
-from svc.scheduler.workers import Scheduler
+from svc.scheduler.priority import LOW_PRIORITY_NICE, TenantUsage
+from svc.scheduler.workers import Scheduler, SchedulerCollector
 
 
 def test_nothing_favored_running_means_no_wait() -> None:
@@ -113,6 +116,9 @@ def test_the_scheduler_starts_a_lowered_sub_query_once_the_favored_one_ended() -
         scheduler.stop()
     assert events == ["light ended", "heavy started"]
     assert scheduler.favored.waits == 1
+    registry = CollectorRegistry()
+    registry.register(SchedulerCollector(scheduler))
+    assert registry.get_sample_value("svc_query_scheduler_stepped_aside_total") == 1
 
 
 def test_only_a_lowered_sub_querys_steps_wait() -> None:
@@ -127,3 +133,26 @@ def test_only_a_lowered_sub_querys_steps_wait() -> None:
         assert favored.waits == 2
         step_aside_if_lowered()  # the caller's own context was left alone
         assert favored.waits == 2
+
+
+def test_a_lowered_step_runs_on_a_low_priority_thread_once_favored_work_ended() -> None:
+    scheduler = Scheduler(workers=2, max_outstanding=10)
+    scheduler.favored = FavoredWork(max_wait_seconds=30)
+    scheduler.start()
+
+    def nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    async def scenario() -> int:
+        with scheduler.favored.running():
+            step = asyncio.ensure_future(scheduler.lowered_step(nice))
+            await asyncio.sleep(0.2)
+            assert not step.done()  # it waits for the favored work
+        return await asyncio.wait_for(step, 10)
+
+    try:
+        lowered = asyncio.run(scenario())
+    finally:
+        scheduler.stop()
+    assert lowered == min(nice() + LOW_PRIORITY_NICE, 19)
+    assert scheduler.favored.waits == 1
