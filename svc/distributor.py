@@ -124,7 +124,7 @@ class Distributor:
     async def step(self, tenant: str, large: bool, fn: Callable[[], _T]) -> _T:
         """``fn()``, a step of a push that runs Python at length (decoding, checking): on
         the loop, or on a thread when ``large``; for a tenant over its rate limit on a
-        low-priority thread, once favored work has stepped aside (``lowered_step``)."""
+        thread of its own, once favored work has stepped aside (``lowered_step``)."""
         if not self.over_limit(tenant):
             return await off_loop(large, fn)
         return await self.lowered_step(fn)

@@ -19,7 +19,6 @@ there before it, and theirs would run lowered meanwhile.)
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextlib
 import math
@@ -118,10 +117,6 @@ class LowPriorityThreads:
     def run(self, fn: Callable[[], Any]) -> Any:
         """``fn()`` on a low-priority thread; its result or its exception."""
         return self._pool.submit(fn).result()
-
-    async def call(self, fn: Callable[[], _T]) -> _T:
-        """``fn()`` on a low-priority thread, awaited (from an event loop)."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
 
     def close(self) -> None:
         """Stop the threads once their tasks are done."""
