@@ -11,9 +11,9 @@ validating the pushes it floods, planning and answering its own queries.
 So that work waits while favored work is running: a sub-query of a tenant not lowered.
 A lowered sub-query steps aside before it starts and around each of its statements
 (:func:`step_aside_if_lowered`, called by the engine), a tenant's push over its rate limit
-before it is decoded and before it is checked. The wait is bounded (``MAX_WAIT_SECONDS``
-at each step), so lowered work always goes on, more slowly, however busy the favored
-tenants keep the workers.
+before it takes a push slot, before it is decoded and before it is checked. The wait is
+bounded (``MAX_WAIT_SECONDS`` at each step), so lowered work always goes on, more slowly,
+however busy the favored tenants keep the workers.
 """
 
 from __future__ import annotations
